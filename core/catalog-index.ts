@@ -1,0 +1,80 @@
+import type { CatalogModel, CollectionModel, DatasetModel, FileModel, FormatModel, StorageLocationModel } from './model.ts';
+import { createSearchDocument, type SearchDocument } from './search.ts';
+import { foldTagValue } from './tag-filters.ts';
+
+/** Build settings that documents depend on. */
+export interface RenderSettings {
+  baseUrl: string;
+  storageBaseUrl: string;
+}
+
+/** A collection with lookups and search documents, in listing order. */
+export interface CollectionEntry {
+  collection: CollectionModel;
+  datasetsBySlug: Map<string, DatasetModel>;
+  documents: SearchDocument[];
+  /** Tag key → display values, one spelling per folded value, sorted. */
+  tags: Record<string, string[]>;
+}
+
+/** The catalog model with the lookups every answer needs. Built once by the generator and once at server start. */
+export interface CatalogIndex {
+  model: CatalogModel;
+  settings: RenderSettings;
+  collections: Map<string, CollectionEntry>;
+  datasetsById: Map<number, { collection: CollectionModel; dataset: DatasetModel }>;
+  formatsById: Map<number, FormatModel>;
+  storageById: Map<number, StorageLocationModel>;
+}
+
+/** Builds the lookups of a catalog model. */
+export function createCatalogIndex(model: CatalogModel, settings: RenderSettings): CatalogIndex {
+  const collections = new Map<string, CollectionEntry>();
+  const datasetsById = new Map<number, { collection: CollectionModel; dataset: DatasetModel }>();
+  for (const collection of model.collections) {
+    const datasetsBySlug = new Map<string, DatasetModel>();
+    for (const dataset of collection.datasets) {
+      datasetsBySlug.set(dataset.slug, dataset);
+      datasetsById.set(dataset.id, { collection, dataset });
+    }
+    collections.set(collection.slug, {
+      collection,
+      datasetsBySlug,
+      documents: collection.datasets.map(createSearchDocument),
+      tags: collectTags(collection.datasets),
+    });
+  }
+  return {
+    model,
+    settings,
+    collections,
+    datasetsById,
+    formatsById: new Map(model.formats.map((format) => [format.id, format])),
+    storageById: new Map(model.storageLocations.map((location) => [location.id, location])),
+  };
+}
+
+function collectTags(datasets: DatasetModel[]): Record<string, string[]> {
+  const byKey = new Map<string, Map<string, string>>();
+  for (const dataset of datasets) {
+    for (const [key, value] of Object.entries(dataset.tags)) {
+      const values = byKey.get(key) ?? new Map<string, string>();
+      byKey.set(key, values);
+      for (const spelling of Array.isArray(value) ? value : [value]) {
+        const folded = foldTagValue(spelling);
+        const known = values.get(folded);
+        if (known === undefined || spelling < known) values.set(folded, spelling);
+      }
+    }
+  }
+  const tags: Record<string, string[]> = {};
+  for (const key of [...byKey.keys()].sort()) {
+    tags[key] = [...byKey.get(key)!.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, spelling]) => spelling);
+  }
+  return tags;
+}
+
+/** Finds a file of a dataset by slug. */
+export function findFile(dataset: DatasetModel, slug: string): FileModel | undefined {
+  return dataset.files.find((file) => file.slug === slug);
+}

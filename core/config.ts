@@ -1,0 +1,111 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { parseWithFriendlyErrors } from '../schemas/parse.ts';
+
+/** One setting: its environment variable, its default and the help line the README repeats. */
+export interface SettingDefinition {
+  env: string;
+  default: string;
+  help: string;
+}
+
+/**
+ * Every setting geoshelf reads. The README lists each one; a test fails when one is missing there.
+ * Defaults are strings because they come from the environment; `CONFIG_SCHEMA` parses them.
+ */
+export const SETTINGS = {
+  host: { env: 'HOST', default: 'localhost', help: 'Address the server listens on. Use 0.0.0.0 in a container.' },
+  port: { env: 'PORT', default: '3000', help: 'Port the server listens on.' },
+  baseUrl: {
+    env: 'GEOSHELF_BASE_URL',
+    default: '',
+    help: 'Public origin written into every link ({base_url}). Empty means http://localhost:PORT, right for `npm start`; set it for a production build.',
+  },
+  storageBaseUrl: {
+    env: 'GEOSHELF_STORAGE_BASE_URL',
+    default: '',
+    help: 'Where data files are downloaded from ({storage_base_url}). Empty means {base_url}/data, which `npm start` serves from GEOSHELF_DATA_DIR.',
+  },
+  catalogDir: { env: 'GEOSHELF_CATALOG_DIR', default: 'catalog-data', help: 'Folder of catalog records and the id ledger.' },
+  dataDir: {
+    env: 'GEOSHELF_DATA_DIR',
+    default: 'catalog-data/data',
+    help: 'Folder of the data files that source paths point into. The build reads them; `npm start` serves them under /data.',
+  },
+  distDir: { env: 'GEOSHELF_DIST_DIR', default: 'dist', help: 'Output folder of the static tree, replaced atomically by each build.' },
+  ledgerMode: {
+    env: 'GEOSHELF_LEDGER',
+    default: 'update',
+    help: '`update` gives new records the next free ids and writes the ledger; `frozen` fails the build instead (use it in CI so ids are always committed).',
+  },
+  searchSliceTerms: {
+    env: 'GEOSHELF_SEARCH_SLICE_TERMS',
+    default: '40',
+    help: 'How many search terms per collection get a prebuilt first page. Other searches are computed by the server.',
+  },
+  cacheMaxAge: {
+    env: 'GEOSHELF_CACHE_MAX_AGE',
+    default: '300',
+    help: 'Seconds in the Cache-Control max-age of catalog documents. Revalidation is cheap: the ETag is the content hash.',
+  },
+  staticCacheMb: {
+    env: 'GEOSHELF_STATIC_CACHE_MB',
+    default: '256',
+    help: 'Memory budget in MiB for static bodies the server keeps in memory; files beyond it are read on demand and evicted least-recently-used.',
+  },
+  buildConcurrency: {
+    env: 'GEOSHELF_BUILD_CONCURRENCY',
+    default: '0',
+    help: 'Worker threads that compress documents during a build; 0 means one per CPU core.',
+  },
+  ci: { env: 'CI', default: '', help: 'When set (any non-empty value), progress output stays quiet; set by most CI systems.' },
+} as const satisfies Record<string, SettingDefinition>;
+
+const positiveInt = z.coerce.number().int().positive();
+const optionalUrl = z.string().transform((value) => value.replace(/\/+$/, ''))
+  .refine((value) => value === '' || URL.canParse(value), 'must be an absolute URL such as https://catalog.example.org');
+
+const CONFIG_SCHEMA = z.object({
+  host: z.string().min(1),
+  port: z.coerce.number().int().min(0).max(65535),
+  baseUrl: optionalUrl,
+  storageBaseUrl: optionalUrl,
+  catalogDir: z.string().min(1),
+  dataDir: z.string().min(1),
+  distDir: z.string().min(1),
+  ledgerMode: z.enum(['update', 'frozen']),
+  searchSliceTerms: z.coerce.number().int().min(0),
+  cacheMaxAge: z.coerce.number().int().min(0),
+  staticCacheMb: positiveInt,
+  buildConcurrency: z.coerce.number().int().min(0),
+  ci: z.string().transform((value) => value !== '' && value !== 'false' && value !== '0'),
+});
+
+/** Settings after parsing: paths absolute, URLs resolved. */
+export type Config = z.infer<typeof CONFIG_SCHEMA>;
+
+/**
+ * Reads every setting from the environment, with `overrides` (already in setting names) taking precedence.
+ * @example loadConfig(process.env, { distDir: '/tmp/dist' })
+ */
+export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Record<keyof typeof SETTINGS, string | number>> = {}): Config {
+  const raw: Record<string, string> = {};
+  for (const [name, setting] of Object.entries(SETTINGS)) {
+    const override = overrides[name as keyof typeof SETTINGS];
+    raw[name] = override !== undefined ? String(override) : (env[setting.env] ?? setting.default);
+  }
+  const config = parseWithFriendlyErrors(CONFIG_SCHEMA, raw, {
+    source: 'settings',
+    describePath: (path) => SETTINGS[path[0] as keyof typeof SETTINGS]?.env ?? path.join('.'),
+  });
+  const publicHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  const baseUrl = config.baseUrl || `http://${publicHost}:${config.port}`;
+  return {
+    ...config,
+    baseUrl,
+    storageBaseUrl: config.storageBaseUrl || `${baseUrl}/data`,
+    catalogDir: resolve(config.catalogDir),
+    dataDir: resolve(config.dataDir),
+    distDir: resolve(config.distDir),
+  };
+}

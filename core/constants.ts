@@ -1,0 +1,37 @@
+/** Shared constants. Anything a deployer may want to change is a setting in `config.ts` instead. */
+
+/** API version published in the OpenAPI document (contract section 9). */
+export const API_VERSION = '1.0.0';
+
+/** Default page size of the collection dataset list (contract section 8). */
+export const DEFAULT_LIST_LIMIT = 50;
+
+/** Maximum rows of the aggregated `GET /api/datasets` list (contract section 8). */
+export const MAX_AGGREGATE_ROWS = 200;
+
+/** Column page size when schema paging is requested without `column_limit`. */
+export const DEFAULT_COLUMN_LIMIT = 25;
+
+/** Largest allowed `column_limit` on the schema route. */
+export const MAX_COLUMN_LIMIT = 50;
+
+/** Files of at least this many bytes get precompressed `.br` and `.gz` siblings. */
+export const COMPRESS_MIN_BYTES = 1024;
+
+/** Longest canonical query string that still maps to a file; longer ones are computed. */
+export const MAX_QUERY_KEY_LENGTH = 180;
+
+/** Folder of `dist/` that holds build internals, never served. */
+export const INTERNAL_DIR = '_geoshelf';
+
+/** Folder of a route that holds its query-parameter variants. */
+export const QUERY_DIR = '_query';
+
+/** Folder of `dist/api` that holds static Problem documents. */
+export const PROBLEM_DIR = '_problems';
+
+/** Dataset slugs that would collide with fixed routes. */
+export const RESERVED_DATASET_SLUGS = ['tags'] as const;
+
+/** Content type of Problem documents (RFC 9457). */
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';

@@ -1,0 +1,46 @@
+import type { ApiRoot } from '../../schemas/discovery.ts';
+import type { RenderContext } from './resources.ts';
+
+/** Surfaces the contract names in `GET /api` that this deployment does not serve yet. */
+export const UNBUILT_SURFACES = ['mcp', 'features', 'stac', 'stac_openapi'] as const;
+
+/** `GET /api`: every entry link of the contract, the query templates, and hints on parameters. */
+export function renderApiRoot(context: RenderContext): ApiRoot {
+  const base = context.index.settings.baseUrl;
+  const example = context.index.model.collections[0];
+  return {
+    title: 'geoshelf catalog API',
+    description:
+      'Read-only catalog of geospatial datasets: collections, datasets, files (layers), formats, sources and column data dictionaries, plus bounded SQL queries over GeoParquet sources.',
+    links: {
+      self: `${base}/api`,
+      openapi: `${base}/api/openapi`,
+      llms_txt: `${base}/llms.txt`,
+      agent_skills: `${base}/.well-known/agent-skills/index.json`,
+      api_catalog: `${base}/.well-known/api-catalog`,
+      mcp_server_card: `${base}/.well-known/mcp/server-card.json`,
+      ai_catalog: `${base}/.well-known/ai-catalog.json`,
+      mcp: `${base}/mcp`,
+      features: `${base}/features/collections`,
+      health: `${base}/api/health`,
+      collections: `${base}/api/collections`,
+      stac: `${base}/stac`,
+      stac_openapi: `${base}/stac/api`,
+      example_collection_datasets: example ? context.links.collection(example.slug) : `${base}/api/collections`,
+      create_query: `${base}/api/queries`,
+      query_page: `${base}/api/queries/{query_id}/pages`,
+      query_bounds: `${base}/api/queries/{query_id}/bounds`,
+      query_tile: `${base}/api/queries/{query_id}/tiles/{z}/{x}/{y}.mvt`,
+    },
+    hints: {
+      collection_datasets:
+        'GET /api/collections/{slug} lists datasets 50 at a time. Parameters: search (alias query), tag_filters, limit, offset, include=files, include_urls=true, omit=description.',
+      search: 'search matches every word, as a whole word or a word prefix, in dataset names, slugs, tags, file names and descriptions; case and accents are ignored. Results are ranked; ties go by name, then id.',
+      tag_filters: 'tag_filters=key:value[,key:value…]; values of one key match any of them, different keys must all match. GET /api/collections/{slug}/datasets/tags lists keys and values.',
+      schema: 'GET …/files/{file}/schema returns the data dictionary of the newest schema-capable version; version selects another; column_offset/column_limit (1–50, default 25) page the columns.',
+      downloads: 'Download GeoParquet files from the url of a source (file metadata route, or dataset detail with include_urls=true) for bulk analysis.',
+      queries: 'POST /api/queries runs bounded SQL over sources. This deployment does not run the query service yet: query routes answer 503 with code query_service_unavailable.',
+      not_served: `The links ${UNBUILT_SURFACES.join(', ')} are named by the contract but not served by this deployment yet; they answer 404.`,
+    },
+  };
+}

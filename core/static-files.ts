@@ -1,0 +1,41 @@
+import { PROBLEM_CONTENT_TYPE, PROBLEM_DIR } from './constants.ts';
+
+/** A file of the static tree: its key under dist/, its bytes and its content type. */
+export interface TreeFile {
+  key: string;
+  body: Buffer;
+  type: string;
+}
+
+/** Serialises a JSON document the one way every file and computed answer uses: compact, key order as built. */
+export function serializeJson(value: unknown): Buffer {
+  return Buffer.from(JSON.stringify(value));
+}
+
+/** Content type of a key of the static tree. */
+export function contentTypeForKey(key: string): string {
+  if (key.startsWith(`api/${PROBLEM_DIR}/`)) return PROBLEM_CONTENT_TYPE;
+  if (key === '.well-known/api-catalog/index.json') return 'application/linkset+json';
+  if (key.endsWith('.json')) return 'application/json';
+  if (key.endsWith('.txt')) return 'text/plain; charset=utf-8';
+  if (key.endsWith('.md')) return 'text/markdown; charset=utf-8';
+  if (key.endsWith('.html')) return 'text/html; charset=utf-8';
+  return 'application/octet-stream';
+}
+
+/**
+ * Maps a URL path outside /api to its key: a last segment with an extension is the file itself, anything
+ * else is a clean URL stored as `index.json`. Returns undefined for paths that could escape the tree.
+ * @example fileKeyForPath('/.well-known/api-catalog') // '.well-known/api-catalog/index.json'
+ */
+export function fileKeyForPath(pathname: string): string | undefined {
+  const segments = pathname.split('/').slice(1);
+  if (segments.at(-1) === '') segments.pop();
+  if (segments.some((segment) => segment === '' || segment === '.' || segment === '..' || segment.includes('\\') || segment.includes('\0'))) return undefined;
+  if (segments.length === 0) return undefined;
+  const last = segments.at(-1)!;
+  return /\.[a-z0-9]+$/i.test(last) ? segments.join('/') : `${segments.join('/')}/index.json`;
+}
+
+/** Key of the static 404 Problem that a CDN serves for unknown /api paths. */
+export const NOT_FOUND_KEY = `api/${PROBLEM_DIR}/not-found.json`;

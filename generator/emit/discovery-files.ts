@@ -1,0 +1,135 @@
+import { createHash } from 'node:crypto';
+import { API_VERSION, DEFAULT_LIST_LIMIT, MAX_COLUMN_LIMIT } from '../../core/constants.ts';
+import type { CatalogIndex } from '../../core/catalog-index.ts';
+import { UNBUILT_SURFACES } from '../../core/render/discovery.ts';
+import { renderProblem } from '../../core/render/problems.ts';
+import { NOT_FOUND_KEY, serializeJson, type TreeFile } from '../../core/static-files.ts';
+
+/** `/llms.txt`: a guide for agents to this API as it is deployed, with the collections it holds. */
+export function renderLlmsTxt(index: CatalogIndex): string {
+  const base = index.settings.baseUrl;
+  const collections = index.model.collections
+    .map((collection) => `- [${collection.name}](${base}/api/collections/${collection.slug}): ${collection.datasets.length} datasets. ${firstSentence(collection.description)}`)
+    .join('\n');
+  const example = index.model.collections[0];
+  const dataset = example?.datasets[0];
+  const file = dataset?.files[0];
+  const exampleFile = example && dataset && file ? `${base}/api/collections/${example.slug}/datasets/${dataset.slug}/files/${file.slug}` : undefined;
+  return `# geoshelf catalog
+
+> A read-only JSON catalog of geospatial datasets. Collections hold datasets; a dataset has files (layers);
+> a file comes in formats (GeoParquet, GeoJSON, GeoPackage, …); each format has sources, one stored file per version.
+> Every column of every GeoParquet source is described in a data dictionary.
+
+Base URL: ${base}. All catalog routes are GET, need no key, and answer JSON. Errors are
+application/problem+json with \`type\`, \`title\`, \`status\` and a \`detail\` that says what to fix.
+The OpenAPI ${API_VERSION} document is at ${base}/api/openapi.
+
+## Collections
+
+${collections}
+
+## How to find data
+
+1. \`GET ${base}/api/collections\` lists collections. Add \`?include=datasets\` for their datasets' slugs.
+2. \`GET ${base}/api/collections/{slug}\` lists a collection's datasets, ${DEFAULT_LIST_LIMIT} at a time.
+   - \`search=words\`: every word must match a whole word or a word prefix in the name, slug, tags, file names or
+     description; case and accents are ignored. Results are ranked; ties go by name, then id.
+   - \`tag_filters=key:value,key:value\`: values of one key match any of them; different keys must all match.
+     \`GET ${base}/api/collections/{slug}/datasets/tags\` lists the keys and values.
+   - \`limit\` (default ${DEFAULT_LIST_LIMIT}) and \`offset\` page through results; \`total\` counts all matches and
+     \`links.next\` is the next page. \`include=files\` adds file summaries, \`include_urls=true\` adds download URLs,
+     \`omit=description\` drops descriptions.
+3. \`GET ${base}/api/collections/{collection}/datasets/{dataset}\` is a dataset with files, formats and sources
+   (\`?include_urls=true\` adds download URLs). \`GET ${base}/api/datasets/{id}\` finds a dataset by numeric id.
+4. \`GET …/datasets/{dataset}/files/{file}\` is file metadata: formats, versions, sizes, feature counts, bounds and
+   the \`url\` of every source.${exampleFile ? ` Example: ${exampleFile}` : ''}
+5. \`GET …/files/{file}/schema\` is the data dictionary of the newest schema-capable version: column names, types,
+   null counts, distinct counts, examples, ranges. \`version=\` picks another version (\`versions\` lists them);
+   \`column_offset\` and \`column_limit\` (1–${MAX_COLUMN_LIMIT}, default 25) page the columns.
+
+## How to get the data
+
+Download the GeoParquet file at a source's \`url\` and analyse it locally (DuckDB, GeoPandas, QGIS). GeoParquet
+files carry a \`bbox\` covering column, so a bounding-box filter reads only the row groups it needs.
+
+## Queries
+
+The contract defines \`POST ${base}/api/queries\` for bounded SQL over sources, with paging tokens, bounds and
+vector tiles. This deployment does not run the query service yet: those routes answer 503 with code
+\`query_service_unavailable\`.
+
+## Not served yet
+
+The links ${UNBUILT_SURFACES.map((name) => `\`${name}\``).join(', ')} in \`GET /api\` are named by the contract, but this
+deployment does not serve them: they answer 404. There is no \`?q=\` parameter and no \`/items\` route.
+`;
+}
+
+function firstSentence(text: string | undefined): string {
+  if (!text) return '';
+  const match = /^.*?[.!?](\s|$)/s.exec(text.replace(/\s+/g, ' '));
+  return (match ? match[0] : text).trim();
+}
+
+/** The agent skill published under /.well-known/agent-skills: how to use this catalog, in SKILL.md form. */
+export function renderSkillMd(index: CatalogIndex): string {
+  return `---
+name: geoshelf-catalog
+description: Find geospatial datasets in the geoshelf catalog at ${index.settings.baseUrl}, read their data dictionaries, and download GeoParquet files.
+---
+
+${renderLlmsTxt(index)}`;
+}
+
+/** Every discovery file: llms.txt, the well-known documents, and the static 404 Problem. */
+export function renderDiscoveryFiles(index: CatalogIndex): TreeFile[] {
+  const base = index.settings.baseUrl;
+  const skill = Buffer.from(renderSkillMd(index));
+  const text = (key: string, body: string): TreeFile => ({ key, body: Buffer.from(body), type: 'text/plain; charset=utf-8' });
+  const json = (key: string, body: unknown, type = 'application/json'): TreeFile => ({ key, body: serializeJson(body), type });
+  return [
+    text('llms.txt', renderLlmsTxt(index)),
+    { key: '.well-known/agent-skills/geoshelf-catalog/SKILL.md', body: skill, type: 'text/markdown; charset=utf-8' },
+    json('.well-known/agent-skills/index.json', {
+      $schema: 'https://schemas.agentskills.io/discovery/0.2.0/schema.json',
+      skills: [{
+        name: 'geoshelf-catalog',
+        type: 'skill-md',
+        description: 'Find geospatial datasets, read their data dictionaries, and download GeoParquet files.',
+        url: `${base}/.well-known/agent-skills/geoshelf-catalog/SKILL.md`,
+        digest: `sha256:${createHash('sha256').update(skill).digest('hex')}`,
+      }],
+    }),
+    json('.well-known/api-catalog/index.json', {
+      linkset: [{
+        anchor: `${base}/api`,
+        'service-desc': [{ href: `${base}/api/openapi`, type: 'application/vnd.oai.openapi+json;version=3.1' }],
+        'service-doc': [{ href: `${base}/llms.txt`, type: 'text/plain' }],
+        status: [{ href: `${base}/api/health`, type: 'application/json' }],
+      }],
+    }, 'application/linkset+json'),
+    json('.well-known/mcp/server-card.json', {
+      $schema: 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json',
+      name: 'geoshelf/catalog',
+      version: API_VERSION,
+      description: 'geoshelf does not run an MCP server yet: this card lists no remotes. Use the HTTP API described at /api/openapi and /llms.txt.',
+      websiteUrl: `${base}/llms.txt`,
+      remotes: [],
+    }),
+    json('.well-known/ai-catalog.json', {
+      name: 'geoshelf catalog',
+      description: 'Read-only catalog of geospatial datasets with column data dictionaries.',
+      version: API_VERSION,
+      entries: [
+        { type: 'openapi', url: `${base}/api/openapi`, status: 'available' },
+        { type: 'llms-txt', url: `${base}/llms.txt`, status: 'available' },
+        { type: 'agent-skills', url: `${base}/.well-known/agent-skills/index.json`, status: 'available' },
+        { type: 'api-catalog', url: `${base}/.well-known/api-catalog`, status: 'available' },
+        { type: 'query-service', url: `${base}/api/queries`, status: 'not_available' },
+        { type: 'mcp', url: `${base}/mcp`, status: 'not_available' },
+      ],
+    }),
+    json(NOT_FOUND_KEY, renderProblem('not-found', 'There is no such route. Start from /api or read /api/openapi.', base), 'application/problem+json'),
+  ];
+}

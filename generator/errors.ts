@@ -1,0 +1,70 @@
+import type { InputIssue } from '../schemas/parse.ts';
+
+/** A kind of build error: a permanent name, what it means, and what to do about it. */
+export interface BuildErrorKind {
+  title: string;
+  hint: string;
+}
+
+/** Every kind of error a build can report. Names are permanent; docs and tests refer to them. */
+export const BUILD_ERRORS = {
+  RecordSyntax: {
+    title: 'A record file is not valid YAML or JSON',
+    hint: 'Fix the syntax at the line shown. Indentation and unquoted colons are the usual causes.',
+  },
+  RecordInvalid: {
+    title: 'A record does not match its schema',
+    hint: 'Compare the field with the record reference in catalog-data/README.md.',
+  },
+  DuplicateSlug: {
+    title: 'Two records share a slug',
+    hint: 'Slugs are path segments and must be unique where the message says; rename one of them.',
+  },
+  DanglingReference: {
+    title: 'A record refers to something that does not exist',
+    hint: 'Check the spelling of the slug or add the missing record.',
+  },
+  ReservedSlug: {
+    title: 'A slug collides with a fixed route',
+    hint: 'Pick another slug; this one is a path the API already uses.',
+  },
+  MissingDataFile: {
+    title: 'A source points at a data file that is not there',
+    hint: 'Check the path against the data folder (GEOSHELF_DATA_DIR), or run `npm run sample-data` for the sample catalog.',
+  },
+  UnreadableDataFile: {
+    title: 'A data file could not be read',
+    hint: 'Check that the file is a valid GeoParquet file (for example with DuckDB: SELECT * FROM read_parquet(...) LIMIT 1).',
+  },
+  LedgerFrozen: {
+    title: 'A record has no id in the ledger and the ledger is frozen',
+    hint: 'Run the build once with GEOSHELF_LEDGER=update and commit catalog-data/ledger.json.',
+  },
+  LedgerInvalid: {
+    title: 'The id ledger is damaged',
+    hint: 'Restore catalog-data/ledger.json from version control; ids must never be edited by hand.',
+  },
+} as const satisfies Record<string, BuildErrorKind>;
+
+/** Name of a kind of build error. */
+export type BuildErrorCode = keyof typeof BUILD_ERRORS;
+
+/** One problem found by the build. */
+export interface BuildIssue extends InputIssue {
+  code: BuildErrorCode;
+}
+
+/** Raised when a build finds problems; carries every one of them. Nothing has been written when it is thrown. */
+export class BuildError extends Error {
+  readonly issues: BuildIssue[];
+  constructor(issues: BuildIssue[]) {
+    super(`The build found ${issues.length} problem${issues.length === 1 ? '' : 's'}; dist/ was left as it was.`);
+    this.name = 'BuildError';
+    this.issues = issues;
+  }
+}
+
+/** Tags plain input issues with a build error code. */
+export function withCode(code: BuildErrorCode, issues: InputIssue[]): BuildIssue[] {
+  return issues.map((issue) => ({ ...issue, code }));
+}

@@ -1,0 +1,238 @@
+import type { CatalogModel, CollectionModel, DatasetModel, FileModel, FormatModel, SourceModel, StorageLocationModel } from '../../core/model.ts';
+import { compareVersionsNewestFirst } from '../../core/versions.ts';
+import { RESERVED_DATASET_SLUGS } from '../../core/constants.ts';
+import { foldText } from '../../core/text.ts';
+import type { DatasetRecord, FileRecord } from '../../schemas/records/dataset-record.ts';
+import type { BuildErrorCode, BuildIssue } from '../errors.ts';
+import { locateField, type Located, type ParsedRecords, type RecordOrigin } from '../parse/parse-records.ts';
+import type { IdAllocator } from './ledger.ts';
+
+/** What the model stage needs besides the records. */
+export interface BuildModelOptions {
+  ids: IdAllocator;
+  storageBaseUrl: string;
+  /** Paths (relative, `/`-separated) of every file in the data folder. */
+  dataFiles: ReadonlySet<string>;
+}
+
+/** A local data file a source points at, for the enrichment stage. */
+export interface LocalDataFile {
+  sourceId: number;
+  path: string;
+  /** The record and line of the source's `path`, for error messages. */
+  source: string;
+  line: number | undefined;
+}
+
+const STORAGE_PLACEHOLDER = '{storage_base_url}';
+
+/**
+ * Resolves parsed records into the catalog model: ids from the ledger, references checked and replaced by ids,
+ * versions ordered newest first. Returns every problem found rather than stopping at the first.
+ */
+export function buildModel(records: ParsedRecords, options: BuildModelOptions): { model: CatalogModel; localFiles: LocalDataFile[]; issues: BuildIssue[] } {
+  const issues: BuildIssue[] = [];
+  const report = (code: BuildErrorCode, origin: RecordOrigin, path: PropertyKey[], message: string) => {
+    const line = locateField(origin, path);
+    issues.push({ code, source: origin.source, ...(line === undefined ? {} : { line }), path: path.map(String).join('.'), message });
+  };
+  const unique = <T extends { slug: string }>(items: Located<T>[], scope: string) => {
+    const seen = new Map<string, RecordOrigin>();
+    return items.filter(({ record, origin }) => {
+      const first = seen.get(record.slug);
+      if (!first) return seen.set(record.slug, origin), true;
+      report('DuplicateSlug', origin, ['slug'], `slug "${record.slug}" is already used by another ${scope} in ${first.source}:${locateField(first, ['slug']) ?? 1}`);
+      return false;
+    });
+  };
+  const { ids } = options;
+
+  const formats = new Map<string, FormatModel>();
+  for (const { record } of unique(records.formats, 'format')) {
+    const { id, created_at } = ids.assign('format', record.slug);
+    formats.set(record.slug, {
+      id, slug: record.slug, format_type: record.format_type, name: record.name,
+      ...(record.description ? { description: record.description } : {}),
+      mime_type: record.mime_type, created_at, updated_at: record.updated_at ?? created_at,
+    });
+  }
+
+  const storage = new Map<string, { model: StorageLocationModel; local: boolean }>();
+  for (const { record } of unique(records.storageLocations, 'storage location')) {
+    const { id, created_at } = ids.assign('storage_location', record.slug);
+    const local = record.base_url.includes(STORAGE_PLACEHOLDER);
+    storage.set(record.slug, {
+      local,
+      model: {
+        id, slug: record.slug, name: record.name, backend_type: record.backend_type,
+        ...(record.description ? { description: record.description } : {}),
+        config: {
+          version: '1',
+          base_url: record.base_url.replace(STORAGE_PLACEHOLDER, options.storageBaseUrl).replace(/\/+$/, ''),
+          type: record.backend_type,
+          ...(record.bucket ? { bucket: record.bucket } : {}),
+          ...(record.endpoint_url ? { endpoint_url: record.endpoint_url } : {}),
+        },
+        created_at, updated_at: record.updated_at ?? created_at,
+      },
+    });
+  }
+
+  const collections = new Map<string, CollectionModel>();
+  for (const { record } of unique(records.collections, 'collection')) {
+    const { id, created_at } = ids.assign('collection', record.slug);
+    collections.set(record.slug, {
+      id, slug: record.slug, name: record.name,
+      ...(record.description ? { description: record.description } : {}),
+      created_at, updated_at: record.updated_at ?? created_at, datasets: [],
+    });
+  }
+
+  const localFiles: LocalDataFile[] = [];
+  const datasetSlugs = new Map<string, RecordOrigin>();
+  for (const { record, origin } of records.datasets) {
+    const collection = collections.get(record.collection);
+    if (!collection) {
+      if (!records.brokenSlugs.has(`collection:${record.collection}`)) {
+        report('DanglingReference', origin, ['collection'], `collection "${record.collection}" does not exist (no record under collections/ has that slug)`);
+      }
+      continue;
+    }
+    const key = `${record.collection}/${record.slug}`;
+    const first = datasetSlugs.get(key);
+    if (first) {
+      report('DuplicateSlug', origin, ['slug'], `dataset slug "${record.slug}" is already used in collection "${record.collection}" by ${first.source}`);
+      continue;
+    }
+    datasetSlugs.set(key, origin);
+    if ((RESERVED_DATASET_SLUGS as readonly string[]).includes(record.slug)) {
+      report('ReservedSlug', origin, ['slug'], `"${record.slug}" is reserved: /api/collections/{slug}/datasets/${record.slug} is a fixed route`);
+      continue;
+    }
+    const context = { ids, formats, storage, options, report, origin, localFiles, brokenSlugs: records.brokenSlugs };
+    collection.datasets.push(resolveDataset(record, key, collection.id, context));
+  }
+
+  const model: CatalogModel = {
+    formats: [...formats.values()].sort((a, b) => a.id - b.id),
+    storageLocations: [...storage.values()].map(({ model }) => model).sort((a, b) => a.id - b.id),
+    collections: [...collections.values()].sort(byNameThenId),
+  };
+  for (const collection of model.collections) collection.datasets.sort(byNameThenId);
+  return { model, localFiles, issues };
+}
+
+/** Listing order: folded name, then id, so the order is total and stable. */
+export function byNameThenId(a: { name: string; id: number }, b: { name: string; id: number }): number {
+  const nameA = foldText(a.name);
+  const nameB = foldText(b.name);
+  return nameA < nameB ? -1 : nameA > nameB ? 1 : a.id - b.id;
+}
+
+interface ResolveContext {
+  ids: IdAllocator;
+  formats: Map<string, FormatModel>;
+  storage: Map<string, { model: StorageLocationModel; local: boolean }>;
+  options: BuildModelOptions;
+  report: (code: BuildErrorCode, origin: RecordOrigin, path: PropertyKey[], message: string) => void;
+  origin: RecordOrigin;
+  localFiles: LocalDataFile[];
+  brokenSlugs: Set<string>;
+}
+
+function resolveDataset(record: DatasetRecord, key: string, collectionId: number, context: ResolveContext): DatasetModel {
+  const { id, created_at } = context.ids.assign('dataset', key);
+  const fileSlugs = new Set<string>();
+  const files: FileModel[] = [];
+  record.files.forEach((file, fileIndex) => {
+    if (fileSlugs.has(file.slug)) {
+      context.report('DuplicateSlug', context.origin, ['files', fileIndex, 'slug'], `file slug "${file.slug}" appears twice in this dataset`);
+      return;
+    }
+    fileSlugs.add(file.slug);
+    files.push(resolveFile(file, fileIndex, `${key}/${file.slug}`, id, context));
+  });
+  return {
+    id, slug: record.slug, name: record.name,
+    ...(record.description ? { description: record.description } : {}),
+    collection_id: collectionId, tags: record.tags, created_at, updated_at: record.updated_at ?? created_at, files,
+  };
+}
+
+function resolveFile(record: FileRecord, fileIndex: number, key: string, datasetId: number, context: ResolveContext): FileModel {
+  const { id, created_at } = context.ids.assign('file', key);
+  const updatedAt = record.updated_at ?? created_at;
+  const file: FileModel = {
+    id, dataset_id: datasetId, slug: record.slug, name: record.name, description: record.description ?? null,
+    layer_name: record.layer_name ?? null, source_file_path: record.source_file_path ?? null,
+    created_at, updated_at: updatedAt, column_descriptions: record.columns, formats: [],
+  };
+  const at = (...path: PropertyKey[]) => ['files', fileIndex, ...path];
+  const sourceIds = new Map<string, number>();
+  const pendingReferences: { source: SourceModel; reference: string; path: PropertyKey[] }[] = [];
+  record.formats.forEach((entry, formatIndex) => {
+    const format = context.formats.get(entry.format);
+    if (!format) {
+      if (!context.brokenSlugs.has(`format:${entry.format}`)) {
+        context.report('DanglingReference', context.origin, at('formats', formatIndex, 'format'), `format "${entry.format}" is not defined in formats.yaml`);
+      }
+      return;
+    }
+    if (file.formats.some((existing) => existing.format_id === format.id)) {
+      context.report('DuplicateSlug', context.origin, at('formats', formatIndex, 'format'), `format "${entry.format}" is listed twice for this file; put all its sources under one entry`);
+      return;
+    }
+    const link = context.ids.assign('file_format', `${key}/${entry.format}`);
+    const sources: SourceModel[] = [];
+    entry.sources.forEach((source, sourceIndex) => {
+      const path = at('formats', formatIndex, 'sources', sourceIndex);
+      const sourceKey = `${entry.format}@${source.version}`;
+      if (sourceIds.has(sourceKey)) {
+        context.report('DuplicateSlug', context.origin, [...path, 'version'], `version "${source.version}" of format "${entry.format}" appears twice`);
+        return;
+      }
+      const location = context.storage.get(source.storage_location);
+      if (!location) {
+        if (!context.brokenSlugs.has(`storage_location:${source.storage_location}`)) {
+          context.report('DanglingReference', context.origin, [...path, 'storage_location'], `storage location "${source.storage_location}" is not defined in storage-locations.yaml`);
+        }
+        return;
+      }
+      if (source.path !== undefined && location.local && !context.options.dataFiles.has(source.path)) {
+        context.report('MissingDataFile', context.origin, [...path, 'path'], `no file "${source.path}" in the data folder`);
+      }
+      const { id: sourceId, created_at: sourceCreated } = context.ids.assign('source', `${key}/${sourceKey}`);
+      sourceIds.set(sourceKey, sourceId);
+      const model: SourceModel = {
+        id: sourceId, file_format_id: link.id, storage_location_id: location.model.id, version: source.version,
+        source_type: source.api ? 'api' : 'file',
+        location: source.api
+          ? { type: 'api', version: source.version, url: source.api.url, ...(source.api.method ? { method: source.api.method } : {}) }
+          : { type: 'file', version: source.version, path: source.path ?? '' },
+        url: source.path === undefined ? null : `${location.model.config?.base_url}/${source.path.split('/').map(encodeURIComponent).join('/')}`,
+        glob_pattern: source.glob_pattern ?? null, references_source_id: null,
+        created_at: sourceCreated, updated_at: source.updated_at ?? sourceCreated,
+        metadata: source.api ? null : { version: source.version, description: source.description ?? null, mime_type: format.mime_type ?? null },
+      };
+      if (source.path !== undefined && location.local) {
+        context.localFiles.push({ sourceId, path: source.path, source: context.origin.source, line: locateField(context.origin, [...path, 'path']) });
+      }
+      if (source.references) pendingReferences.push({ source: model, reference: source.references, path: [...path, 'references'] });
+      sources.push(model);
+    });
+    sources.sort((a, b) => compareVersionsNewestFirst(a.version, b.version));
+    file.formats.push({
+      id: link.id, format_id: format.id, file_id: id, dataset_id: datasetId,
+      created_at: link.created_at, updated_at: updatedAt, sources,
+    });
+  });
+  for (const { source, reference, path } of pendingReferences) {
+    const target = sourceIds.get(reference);
+    if (target === undefined || target === source.id) {
+      context.report('DanglingReference', context.origin, path, `"${reference}" is not another source of this file (expected <format>@<version> of a source listed above)`);
+    } else {
+      source.references_source_id = target;
+    }
+  }
+  return file;
+}

@@ -1,0 +1,18 @@
+import { z } from 'zod';
+import { ApiLinkMapSchema, IdSchema, timestampFields } from './common.ts';
+
+/** A collection of datasets (contract: Collection). */
+export const CollectionSchema = z
+  .object({
+    id: IdSchema,
+    slug: z.string(),
+    name: z.string(),
+    description: z.string().optional(),
+    dataset_count: z.number().int().nonnegative().optional().describe('Datasets in the collection.'),
+    links: ApiLinkMapSchema.optional(),
+    ...timestampFields,
+  })
+  .meta({ id: 'Collection' });
+
+/** A collection of datasets. */
+export type Collection = z.infer<typeof CollectionSchema>;

@@ -1,0 +1,85 @@
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { H3, HTTPError, type H3Event } from 'h3';
+import { FastResponse } from 'srvx';
+import type { Config } from '../core/config.ts';
+import { answerCatalogRequest, loadSnapshot, type CatalogSnapshot } from './catalog.ts';
+import { answerDataRequest, listDataFiles } from './data-files.ts';
+import { renderError } from './errors.ts';
+import { registerQueryRoutes } from './queries.ts';
+import { PREFLIGHT_HEADERS } from './responses.ts';
+
+/** Options of the app. */
+export interface AppOptions {
+  config: Config;
+  /** Serve the data folder under /data (the one-port local mode of `npm start`). */
+  serveData?: boolean;
+  /** How often to look for a new build, in ms; 0 turns reloading off. */
+  reloadIntervalMs?: number;
+}
+
+/** The server: one h3 app holding the current build, reloaded when a new build lands. */
+export interface GeoshelfServer {
+  app: H3;
+  /** The build being served. */
+  snapshot: () => CatalogSnapshot;
+  /** Loads `dist/` again if its manifest changed; returns whether it did. */
+  reload: () => boolean;
+  close: () => void;
+}
+
+/**
+ * Creates the h3 app: static files of `dist/` from memory, computed catalog answers for parameter combinations
+ * that were not prebuilt, the query routes, and (optionally) the data files.
+ * @example const { app } = createServer({ config: loadConfig() }); await app.request('/api/health')
+ */
+export function createServer(options: AppOptions): GeoshelfServer {
+  const { config } = options;
+  const budget = config.staticCacheMb * 1024 * 1024;
+  let snapshot = loadSnapshot(config.distDir, budget);
+  let dataFiles = options.serveData ? listDataFiles(config.dataDir) : new Map();
+  const reload = () => {
+    let mtime: number;
+    try {
+      mtime = statSync(join(config.distDir, 'manifest.json')).mtimeMs;
+    } catch {
+      return false;
+    }
+    if (mtime === snapshot.loadedAt) return false;
+    try {
+      snapshot = loadSnapshot(config.distDir, budget);
+      if (options.serveData) dataFiles = listDataFiles(config.dataDir);
+      return true;
+    } catch (error) {
+      console.error('could not load the new build; still serving the previous one:', (error as Error).message);
+      return false;
+    }
+  };
+  const interval = options.reloadIntervalMs ? setInterval(reload, options.reloadIntervalMs) : undefined;
+  interval?.unref();
+
+  const app = new H3({
+    onError: (error: HTTPError, event: H3Event) => renderError(error, event, snapshot.store.manifest.settings.base_url),
+  });
+  app.options('/**', () => new FastResponse(null, { status: 204, headers: PREFLIGHT_HEADERS }));
+  registerQueryRoutes(app);
+  app.all('/**', (event) => {
+    const method = event.req.method;
+    if (method !== 'GET' && method !== 'HEAD') {
+      throw new HTTPError({ status: 405, message: `${method} is not allowed here; catalog routes are read-only (GET, HEAD).`, headers: { allow: 'GET, HEAD, OPTIONS' } });
+    }
+    const url = event.url;
+    if (options.serveData && url.pathname.startsWith('/data/')) {
+      let path: string;
+      try {
+        path = decodeURIComponent(url.pathname.slice('/data/'.length));
+      } catch {
+        throw new HTTPError({ status: 400, message: 'The path is not valid percent-encoding.' });
+      }
+      return answerDataRequest(dataFiles, event.req, path);
+    }
+    if (url.pathname === '/') return new FastResponse(null, { status: 302, headers: { location: '/api' } });
+    return answerCatalogRequest(snapshot, event.req, url, config.cacheMaxAge);
+  });
+  return { app, snapshot: () => snapshot, reload, close: () => clearInterval(interval) };
+}

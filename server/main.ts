@@ -1,0 +1,32 @@
+import { serve } from 'srvx';
+import { loadConfig } from '../core/config.ts';
+import { readManifestSync } from '../core/manifest.ts';
+import { buildCatalog } from '../generator/build.ts';
+import { printBuildError } from '../generator/cli.ts';
+import { BuildError } from '../generator/errors.ts';
+import { createServer } from './app.ts';
+
+/**
+ * `npm start`: brings `dist/` up to date with the records (an incremental build, quick when nothing changed),
+ * then serves the API, the data files and the query routes on one port. A failed build keeps serving the
+ * previous tree when there is one.
+ */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  try {
+    const quiet = config.ci || !process.stdout.isTTY;
+    const result = await buildCatalog({ config, log: quiet ? undefined : (line) => console.log(`  ${line}`) });
+    console.log(`✔ catalog built: ${result.documents} documents (${result.written.length} written)`);
+  } catch (error) {
+    if (!(error instanceof BuildError)) throw error;
+    printBuildError(error);
+    if (!readManifestSync(config.distDir)) process.exit(1);
+    console.error('Serving the previous build instead.');
+  }
+  const { app } = createServer({ config, serveData: true, reloadIntervalMs: 2000 });
+  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host, silent: true });
+  await server.ready();
+  console.log(`geoshelf is serving ${config.baseUrl}/api (data under ${config.storageBaseUrl}) on ${config.host}:${config.port}`);
+}
+
+await main();

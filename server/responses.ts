@@ -1,0 +1,76 @@
+import { hash } from 'node:crypto';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { FastResponse } from 'srvx';
+import { COMPRESS_MIN_BYTES } from '../core/constants.ts';
+import { parseAcceptEncoding, type StaticBody } from './static-store.ts';
+
+/** CORS headers of every response: any origin may read the catalog and call the query routes. */
+export const CORS_HEADERS = {
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers': 'ETag, Content-Encoding, Content-Length',
+} as const;
+
+/** Headers of a preflight answer. */
+export const PREFLIGHT_HEADERS = {
+  ...CORS_HEADERS,
+  'access-control-allow-methods': 'GET, HEAD, POST, OPTIONS',
+  'access-control-allow-headers': 'Content-Type, X-Service-Query-Token, If-None-Match, Range',
+  'access-control-max-age': '86400',
+} as const;
+
+/** Options of a body response. */
+export interface BodyResponseOptions {
+  status?: number;
+  type: string;
+  sha256: string;
+  cacheMaxAge: number;
+}
+
+/** Whether any entity tag in If-None-Match names this content (any encoding of it). */
+export function matchesEtag(header: string | null, sha256: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '').replace(/"/g, '').split('.')[0] === sha256);
+}
+
+function baseHeaders(options: BodyResponseOptions, encoding: string, varies: boolean): Record<string, string> {
+  const headers: Record<string, string> = {
+    ...CORS_HEADERS,
+    'content-type': options.type,
+    etag: `"${options.sha256}${encoding === 'identity' ? '' : `.${encoding === 'br' ? 'br' : 'gz'}`}"`,
+    'cache-control': `public, max-age=${options.cacheMaxAge}`,
+  };
+  if (varies) headers.vary = 'Accept-Encoding';
+  if (encoding !== 'identity') headers['content-encoding'] = encoding;
+  return headers;
+}
+
+/** Answers a file of the static tree: 304 on a matching ETag, HEAD without body, best encoding otherwise. */
+export function respondStatic(request: Request, body: StaticBody, cacheMaxAge: number): Response {
+  const options = { type: body.entry.type, sha256: body.entry.sha256, cacheMaxAge };
+  const headers = baseHeaders(options, body.encoding, body.entry.br !== undefined);
+  if (matchesEtag(request.headers.get('if-none-match'), body.entry.sha256)) return new FastResponse(null, { status: 304, headers });
+  headers['content-length'] = String(body.bytes.length);
+  return new FastResponse(request.method === 'HEAD' ? null : asBody(body.bytes), { status: 200, headers });
+}
+
+/** Answers a computed JSON body like a static file: ETag from its hash, compressed on the fly when accepted. */
+export function respondComputed(request: Request, bytes: Buffer, options: Omit<BodyResponseOptions, 'sha256'>): Response {
+  const sha256 = hash('sha256', bytes, 'hex');
+  const compressible = bytes.length >= COMPRESS_MIN_BYTES;
+  const accepted = compressible ? parseAcceptEncoding(request.headers.get('accept-encoding')) : { br: false, gzip: false };
+  const encoding = accepted.br ? 'br' : accepted.gzip ? 'gzip' : 'identity';
+  const headers = baseHeaders({ ...options, sha256 }, encoding, compressible);
+  const status = options.status ?? 200;
+  if (status === 200 && matchesEtag(request.headers.get('if-none-match'), sha256)) return new FastResponse(null, { status: 304, headers });
+  const sent = encoding === 'br'
+    ? brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 4, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } })
+    : encoding === 'gzip' ? gzipSync(bytes, { level: 4 }) : bytes;
+  headers['content-length'] = String(sent.length);
+  return new FastResponse(request.method === 'HEAD' ? null : asBody(sent), { status, headers });
+}
+
+/** A Buffer as a fetch body (Buffers are Uint8Arrays over a plain ArrayBuffer here). */
+export function asBody(bytes: Buffer): BodyInit {
+  return bytes as unknown as Uint8Array<ArrayBuffer>;
+}
