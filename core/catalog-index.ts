@@ -12,7 +12,8 @@ export interface RenderSettings {
 export interface CollectionEntry {
   collection: CollectionModel;
   datasetsBySlug: Map<string, DatasetModel>;
-  documents: SearchDocument[];
+  /** Search documents in listing order, prepared on first use (a build that skips a collection never needs them). */
+  readonly documents: SearchDocument[];
   /** Tag key → display values, one spelling per folded value, sorted. */
   tags: Record<string, string[]>;
 }
@@ -37,10 +38,13 @@ export function createCatalogIndex(model: CatalogModel, settings: RenderSettings
       datasetsBySlug.set(dataset.slug, dataset);
       datasetsById.set(dataset.id, { collection, dataset });
     }
+    let documents: SearchDocument[] | undefined;
     collections.set(collection.slug, {
       collection,
       datasetsBySlug,
-      documents: collection.datasets.map(createSearchDocument),
+      get documents() {
+        return (documents ??= collection.datasets.map(createSearchDocument));
+      },
       tags: collectTags(collection.datasets),
     });
   }

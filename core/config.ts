@@ -32,7 +32,12 @@ export const SETTINGS = {
     default: 'catalog-data/data',
     help: 'Folder of the data files that source paths point into. The build reads them; `npm start` serves them under /data.',
   },
-  distDir: { env: 'GEOSHELF_DIST_DIR', default: 'dist', help: 'Output folder of the static tree, replaced atomically by each build.' },
+  distDir: { env: 'GEOSHELF_DIST_DIR', default: 'dist', help: 'Output folder of the static tree.' },
+  cacheDir: {
+    env: 'GEOSHELF_CACHE_DIR',
+    default: '.geoshelf-cache',
+    help: 'Folder of build caches (parsed records, data statistics). Safe to delete; the next build is slower.',
+  },
   ledgerMode: {
     env: 'GEOSHELF_LEDGER',
     default: 'update',
@@ -73,6 +78,7 @@ const CONFIG_SCHEMA = z.object({
   catalogDir: z.string().min(1),
   dataDir: z.string().min(1),
   distDir: z.string().min(1),
+  cacheDir: z.string().min(1),
   ledgerMode: z.enum(['update', 'frozen']),
   searchSliceTerms: z.coerce.number().int().min(0),
   cacheMaxAge: z.coerce.number().int().min(0),
@@ -107,5 +113,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     catalogDir: resolve(config.catalogDir),
     dataDir: resolve(config.dataDir),
     distDir: resolve(config.distDir),
+    cacheDir: resolve(config.cacheDir),
   };
 }

@@ -7,9 +7,16 @@ export interface TreeFile {
   type: string;
 }
 
-/** Serialises a JSON document the one way every file and computed answer uses: compact, key order as built. */
+const encoder = new TextEncoder();
+
+/**
+ * Serialises a JSON document the one way every file and computed answer uses: compact, key order as built.
+ * The bytes get their own exact-size memory (not a slice of Node's shared pool), so handing them to a worker
+ * thread copies only them.
+ */
 export function serializeJson(value: unknown): Buffer {
-  return Buffer.from(JSON.stringify(value));
+  const bytes = encoder.encode(JSON.stringify(value));
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /** Content type of a key of the static tree. */

@@ -1,30 +1,31 @@
-import { readdir } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { createCatalogIndex, type CatalogIndex } from '../core/catalog-index.ts';
+import { createCatalogIndex } from '../core/catalog-index.ts';
 import type { Config } from '../core/config.ts';
+import { INTERNAL_DIR } from '../core/constants.ts';
+import { MODEL_FILE, readManifest } from '../core/manifest.ts';
 import type { CatalogModel } from '../core/model.ts';
-import { MODEL_FILE, type ModelFile } from '../core/manifest.ts';
-import { answerCatalogRoute, createRenderContext } from '../core/render/answer.ts';
-import { fileKeyForRoute, type CatalogRoute } from '../core/routes.ts';
-import { serializeJson, type TreeFile } from '../core/static-files.ts';
+import { computeCodeFingerprint, readParseCache, writeParseCache } from './cache.ts';
 import { enrichSources } from './enrich/enrich-sources.ts';
-import { renderDiscoveryFiles } from './emit/discovery-files.ts';
-import { listCollectionRoutes, listDatasetRoutes, listGlobalRoutes } from './emit/list-routes.ts';
-import { createOpenApiDocument } from './emit/openapi.ts';
+import { serializeModel } from './emit/model-file.ts';
+import { renderTree, type RenderState } from './emit/render-tree.ts';
 import { writeTree, type WriteReport } from './emit/write-tree.ts';
 import { BuildError, type BuildIssue } from './errors.ts';
 import { readRecordFiles } from './load/read-records.ts';
 import { buildModel } from './model/build-model.ts';
 import { IdAllocator, readLedger, writeLedger } from './model/ledger.ts';
-import { parseRecords } from './parse/parse-records.ts';
+import { parseRecords, type ParseCache } from './parse/parse-records.ts';
 
 /** Brotli quality and gzip level of precompressed siblings; chosen by `npm run bench` (see BENCHMARKS.md). */
 export const COMPRESSION = { brotliQuality: 5, gzipLevel: 6 } as const;
 
+/** Name of the render state under `dist/_geoshelf/`. */
+const RENDER_STATE_FILE = 'render-state.json';
+
 /** Options of a build. */
 export interface BuildOptions {
   config: Config;
-  /** Ignore the previous tree and write every file. */
+  /** Ignore the previous tree and every cache, and write every file. */
   full?: boolean;
   /** Receives progress lines; silent when absent. */
   log?: (line: string) => void;
@@ -39,6 +40,14 @@ export interface BuildResult extends WriteReport {
   warnings: string[];
 }
 
+/** The model with what the stages before rendering learned on the way. */
+export interface LoadedCatalog {
+  model: CatalogModel;
+  ids: IdAllocator;
+  warnings: string[];
+  parseCache: ParseCache;
+}
+
 /**
  * Builds the static tree: load, parse, resolve, enrich, render, write. Every record problem is collected and
  * thrown together as a `BuildError` before anything is written, so a failed build leaves `dist/` untouched.
@@ -47,12 +56,59 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
   const { config } = options;
   const log = options.log ?? (() => undefined);
   const started = performance.now();
+  const code = await computeCodeFingerprint();
+  const loaded = await loadCatalogModel(options, options.full ? new Map() : await readParseCache(config.cacheDir, code));
+
+  const settings = { baseUrl: config.baseUrl, storageBaseUrl: config.storageBaseUrl };
+  const serialized = serializeModel(settings, loaded.model);
+  const index = createCatalogIndex(loaded.model, settings);
+  const previousManifest = options.full ? undefined : await readManifest(config.distDir);
+  const previousState = previousManifest ? await readRenderState(config.distDir) : undefined;
+  const rendered = renderTree(index, {
+    searchSliceTerms: config.searchSliceTerms,
+    fingerprint: `${code}:${config.searchSliceTerms}`,
+    datasetJson: serialized.datasetJson,
+    ...(previousManifest && previousState ? { previous: { state: previousState, manifest: previousManifest } } : {}),
+  });
+  log(`rendered ${rendered.files.length} documents, kept ${rendered.reusedKeys.length} whose inputs did not change`);
+
+  const report = await writeTree(rendered.files, {
+    distDir: config.distDir,
+    settings: { base_url: config.baseUrl, storage_base_url: config.storageBaseUrl },
+    internal: [
+      { key: MODEL_FILE, body: Buffer.from(serialized.json), type: 'application/json' },
+      { key: RENDER_STATE_FILE, body: Buffer.from(JSON.stringify(rendered.state)), type: 'application/json' },
+    ],
+    reusedKeys: rendered.reusedKeys,
+    threads: config.buildConcurrency,
+    ...COMPRESSION,
+    previous: previousManifest,
+    log,
+  });
+  await writeParseCache(config.cacheDir, code, loaded.parseCache);
+  const { ids } = loaded;
+  if (ids.added.length > 0 && config.ledgerMode === 'update') {
+    const ledgerPath = join(config.catalogDir, 'ledger.json');
+    await writeLedger(ledgerPath, ids.ledger);
+    log(`gave ${ids.added.length} new records their ids; commit ${relative(process.cwd(), ledgerPath)}`);
+  }
+  log(`${report.mode} build: wrote ${report.written.length}, removed ${report.removed.length}, kept ${report.unchanged} in ${Math.round(performance.now() - started)} ms`);
+  return { ...report, documents: rendered.files.length + rendered.reusedKeys.length, newIds: ids.added.length, warnings: loaded.warnings };
+}
+
+/**
+ * The stages before rendering: load, parse, resolve against the ledger, enrich from the data. Throws a
+ * `BuildError` listing every problem; writes nothing.
+ */
+export async function loadCatalogModel(options: BuildOptions, parseCache: ParseCache = new Map()): Promise<LoadedCatalog> {
+  const { config } = options;
+  const log = options.log ?? (() => undefined);
   const files = await readRecordFiles(config.catalogDir);
-  const { records, issues } = parseRecords(files);
-  const ledgerPath = join(config.catalogDir, 'ledger.json');
-  const ids = new IdAllocator(await readLedger(ledgerPath), formatTimestamp(options.now ?? new Date()));
+  const parsed = parseRecords(files, parseCache);
+  const issues = parsed.issues;
+  const ids = new IdAllocator(await readLedger(join(config.catalogDir, 'ledger.json')), formatTimestamp(options.now ?? new Date()));
   const dataFiles = await listDataFiles(config.dataDir);
-  const { model, localFiles, issues: modelIssues } = buildModel(records, { ids, storageBaseUrl: config.storageBaseUrl, dataFiles });
+  const { model, localFiles, issues: modelIssues } = buildModel(parsed.records, { ids, storageBaseUrl: config.storageBaseUrl, dataFiles });
   issues.push(...modelIssues);
   if (config.ledgerMode === 'frozen') {
     for (const { kind, key } of ids.added) {
@@ -61,52 +117,17 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
   }
   if (issues.length > 0) throw new BuildError(sortIssues(issues));
   log(`loaded ${files.length} record files: ${model.collections.length} collections, ${countDatasets(model)} datasets`);
-
-  const enrichment = await enrichSources(model, localFiles, { dataDir: config.dataDir, log });
+  const enrichment = await enrichSources(model, localFiles, { dataDir: config.dataDir, cacheDir: config.cacheDir, log });
   if (enrichment.issues.length > 0) throw new BuildError(sortIssues(enrichment.issues));
-
-  const settings = { baseUrl: config.baseUrl, storageBaseUrl: config.storageBaseUrl };
-  const modelJson = JSON.stringify({ settings, model } satisfies ModelFile);
-  // Render from the stored form of the model, exactly what the server will load, so computed answers match files.
-  const stored = JSON.parse(modelJson) as ModelFile;
-  const index = createCatalogIndex(stored.model, stored.settings);
-  const treeFiles = renderTree(index, config.searchSliceTerms);
-  log(`rendered ${treeFiles.length} documents`);
-
-  const report = await writeTree(treeFiles, {
-    distDir: config.distDir,
-    settings: { base_url: config.baseUrl, storage_base_url: config.storageBaseUrl },
-    internal: [{ key: MODEL_FILE, body: Buffer.from(modelJson), type: 'application/json' }],
-    threads: config.buildConcurrency,
-    ...COMPRESSION,
-    ...(options.full ? { full: true } : {}),
-  });
-  if (ids.added.length > 0 && config.ledgerMode === 'update') {
-    await writeLedger(ledgerPath, ids.ledger);
-    log(`gave ${ids.added.length} new records their ids; commit ${relative(process.cwd(), ledgerPath)}`);
-  }
-  log(`${report.mode} build: wrote ${report.written.length}, removed ${report.removed.length}, kept ${report.unchanged} in ${Math.round(performance.now() - started)} ms`);
-  return { ...report, documents: treeFiles.length, newIds: ids.added.length, warnings: enrichment.warnings };
+  return { model, ids, warnings: enrichment.warnings, parseCache: parsed.cache };
 }
 
-/** Renders every file of the tree from the index: API documents, the OpenAPI document, discovery files. */
-export function renderTree(index: CatalogIndex, searchSliceTerms: number): TreeFile[] {
-  const context = createRenderContext(index);
-  const files: TreeFile[] = [];
-  const emit = (route: Exclude<CatalogRoute, { route: 'openapi' }>) => {
-    const key = fileKeyForRoute(route);
-    if (key === undefined) return;
-    const answer = answerCatalogRoute(context, route);
-    files.push({ key, body: serializeJson(answer.body), type: answer.problem ? 'application/problem+json' : 'application/json' });
-  };
-  listGlobalRoutes().forEach(emit);
-  for (const entry of index.collections.values()) {
-    listCollectionRoutes(entry, searchSliceTerms).forEach(emit);
-    for (const dataset of entry.collection.datasets) listDatasetRoutes(entry.collection, dataset, index).forEach(emit);
+async function readRenderState(distDir: string): Promise<RenderState | undefined> {
+  try {
+    return JSON.parse(await readFile(join(distDir, INTERNAL_DIR, RENDER_STATE_FILE), 'utf8')) as RenderState;
+  } catch {
+    return undefined;
   }
-  files.push({ key: 'api/openapi/index.json', body: serializeJson(createOpenApiDocument(index.settings.baseUrl)), type: 'application/json' });
-  files.push(...renderDiscoveryFiles(index));
-  return files;
 }
 
 async function listDataFiles(dataDir: string): Promise<Set<string>> {

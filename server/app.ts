@@ -5,6 +5,7 @@ import { FastResponse } from 'srvx';
 import type { Config } from '../core/config.ts';
 import { answerCatalogRequest, loadSnapshot, type CatalogSnapshot } from './catalog.ts';
 import { answerDataRequest, listDataFiles } from './data-files.ts';
+import { answerDownloadZip, DOWNLOAD_ZIP_ROUTE } from './download-zip.ts';
 import { renderError } from './errors.ts';
 import { registerQueryRoutes } from './queries.ts';
 import { PREFLIGHT_HEADERS } from './responses.ts';
@@ -61,8 +62,10 @@ export function createServer(options: AppOptions): GeoshelfServer {
   const app = new H3({
     onError: (error: HTTPError, event: H3Event) => renderError(error, event, snapshot.store.manifest.settings.base_url),
   });
-  app.options('/**', () => new FastResponse(null, { status: 204, headers: PREFLIGHT_HEADERS }));
+  // Preflights are answered before routing, so every route, the query routes included, allows cross-origin calls.
+  app.use((event) => (event.req.method === 'OPTIONS' ? new FastResponse(null, { status: 204, headers: PREFLIGHT_HEADERS }) : undefined));
   registerQueryRoutes(app);
+  app.get(DOWNLOAD_ZIP_ROUTE, (event) => answerDownloadZip(snapshot, config.dataDir, event.context.params ?? {}));
   app.all('/**', (event) => {
     const method = event.req.method;
     if (method !== 'GET' && method !== 'HEAD') {

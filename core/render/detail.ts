@@ -121,6 +121,7 @@ function renderSchemaObject(
   const { source, link } = picked;
   const format = context.index.formatsById.get(link.format_id)!;
   const rendered = renderSource(source, file, dataset, collection, context, { includeUrls: true });
+  const storage = source.storage_location_id === null ? undefined : context.index.storageById.get(source.storage_location_id);
   const metadata = summarizeMetadata(source.metadata);
   return {
     version: source.version,
@@ -129,7 +130,7 @@ function renderSchemaObject(
     source_id: source.id,
     source: rendered,
     source_metadata: metadata,
-    storage_location: rendered.storage_location ?? null,
+    storage_location: storage ?? null,
     summary: {
       columnCount,
       featureCount: metadata?.feature_count ?? null,

@@ -39,7 +39,7 @@ export function renderCollectionPage(entry: CollectionEntry, params: ListingPara
   links.collection = context.links.collection(collection.slug);
   links.tags = context.links.tags(collection.slug);
   return {
-    collection: renderCollection(collection, context),
+    collection: renderCollection(collection, context, true),
     datasets: selected.slice(offset, offset + limit).map((dataset) => renderDatasetListItem(dataset, collection, context, options)),
     total: selected.length,
     limit,
@@ -67,7 +67,7 @@ export function renderTags(entry: CollectionEntry, tagKey: string | undefined, c
 /** `GET /api/collections`, optionally with compact datasets and their files. */
 export function renderCollectionList(context: RenderContext, include?: 'datasets' | 'datasets,files'): CollectionListItem[] {
   return context.index.model.collections.map((collection) => ({
-    ...renderCollection(collection, context),
+    ...renderCollection(collection, context, true),
     ...(include
       ? {
           datasets: collection.datasets.map((dataset) => ({

@@ -23,14 +23,17 @@ export interface ResourceOptions {
 /** Format types whose files DuckDB reads for schemas, best first. */
 export const SCHEMA_FORMAT_ORDER = ['geoparquet', 'geojson'] as const;
 
-/** A collection as a resource. */
-export function renderCollection(collection: CollectionModel, context: RenderContext): Collection {
+/**
+ * A collection as a resource. `dataset_count` appears in listings only: documents of one dataset leave it out,
+ * so adding a dataset does not rewrite every other dataset's documents.
+ */
+export function renderCollection(collection: CollectionModel, context: RenderContext, withCount = false): Collection {
   return {
     id: collection.id,
     slug: collection.slug,
     name: collection.name,
     ...(collection.description ? { description: collection.description } : {}),
-    dataset_count: collection.datasets.length,
+    ...(withCount ? { dataset_count: collection.datasets.length } : {}),
     created_at: collection.created_at,
     updated_at: collection.updated_at,
     links: { self: context.links.collection(collection.slug), tags: context.links.tags(collection.slug) },
@@ -130,7 +133,8 @@ function renderFormat(link: FileFormatModel, file: FileModel, dataset: DatasetMo
 /** A source with its storage location and links; `url` only when asked. */
 export function renderSource(source: SourceModel, file: FileModel, dataset: DatasetModel, collection: CollectionModel, context: RenderContext, options: ResourceOptions): DatasetSource {
   const storage = source.storage_location_id === null ? undefined : context.index.storageById.get(source.storage_location_id);
-  const { slug: _slug, ...storageFields } = storage ?? { slug: '' };
+  // Embedded in every source, the storage location is compact: its description would repeat on every source.
+  const { description: _description, ...storageFields } = storage ?? { slug: '' };
   const downloadZip = context.links.downloadZip(collection.slug, dataset.slug, file.slug, source.id);
   return {
     id: source.id,

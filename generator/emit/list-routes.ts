@@ -80,11 +80,14 @@ export function listDatasetRoutes(collection: CollectionModel, dataset: DatasetM
   for (const file of dataset.files) {
     const at = { ...base, file: file.slug };
     routes.push({ route: 'file', ...at }, { route: 'schema', ...at, params: {} });
+    const latest = pickSchemaSource(file, index);
+    // The default schema document already holds the latest version; `?version=<latest>` is left to the server.
     for (const version of listVersions(file.formats.flatMap((link) => link.sources))) {
-      routes.push({ route: 'schema', ...at, params: { version } });
+      if (version !== latest?.source.version) routes.push({ route: 'schema', ...at, params: { version } });
     }
-    const columns = pickSchemaSource(file, index)?.source.metadata?.columns?.length ?? 0;
-    for (let offset = 0; offset === 0 || offset < columns; offset += DEFAULT_COLUMN_LIMIT) {
+    // Column pages are prebuilt where paging splits the columns; with 25 or fewer, the default document has them all.
+    const columns = latest?.source.metadata?.columns?.length ?? 0;
+    for (let offset = 0; columns > DEFAULT_COLUMN_LIMIT && offset < columns; offset += DEFAULT_COLUMN_LIMIT) {
       routes.push({ route: 'schema', ...at, params: { column_offset: offset, column_limit: DEFAULT_COLUMN_LIMIT } });
     }
   }

@@ -1,10 +1,12 @@
 import { hash } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { COMPRESS_MIN_BYTES, INTERNAL_DIR } from '../../core/constants.ts';
-import { readManifest, serializeManifest, type Manifest, type ManifestEntry } from '../../core/manifest.ts';
+import { serializeManifest, type Manifest, type ManifestEntry } from '../../core/manifest.ts';
 import type { TreeFile } from '../../core/static-files.ts';
-import { WritePool } from './write-pool.ts';
+import { compressBody, type CompressResult } from './compress.ts';
+import { CompressPool } from './compress-pool.ts';
 
 /** What a write changed, for progress output and tests. */
 export interface WriteReport {
@@ -20,11 +22,14 @@ export interface WriteTreeOptions {
   settings: Manifest['settings'];
   /** Files under `_geoshelf/` that the server reads; written every time, never in the manifest. */
   internal: TreeFile[];
+  /** Keys of files that were not rendered again because their inputs did not change; kept as they are. */
+  reusedKeys?: string[];
   threads: number;
   brotliQuality: number;
   gzipLevel: number;
-  /** Ignore the previous tree and write everything into a fresh one. */
-  full?: boolean;
+  /** The manifest of the tree in `distDir`; absent for a full build into a fresh folder. */
+  previous: Manifest | undefined;
+  log?: (line: string) => void;
 }
 
 /**
@@ -33,10 +38,18 @@ export interface WriteTreeOptions {
  * - otherwise only changed files are written, first into a staging folder, then renamed into place, with the
  *   manifest renamed last and removed files deleted after it. Nothing in `distDir` is touched before every
  *   changed file has been written in full, so a failure leaves the previous tree as it was.
+ * Every file is compressed first, on every core, then written by this thread alone: on this machine, writing
+ * while compressing made file creation three times slower (the kernel's file-system work competes for the cores),
+ * and parallel writers were slower than one.
  */
 export async function writeTree(files: TreeFile[], options: WriteTreeOptions): Promise<WriteReport> {
-  const previous = options.full ? undefined : await readManifest(options.distDir);
+  const { previous } = options;
   const entries: Record<string, ManifestEntry> = {};
+  for (const key of options.reusedKeys ?? []) {
+    const old = previous?.files[key];
+    if (!old) throw new Error(`${key} was reused but is not in the previous manifest`);
+    entries[key] = old;
+  }
   const changed: TreeFile[] = [];
   for (const file of files) {
     const sha256 = hash('sha256', file.body, 'hex');
@@ -49,26 +62,68 @@ export async function writeTree(files: TreeFile[], options: WriteTreeOptions): P
     changed.push(file);
   }
   const removed = previous ? Object.keys(previous.files).filter((key) => !(key in entries)) : [];
-  const manifest: Manifest = { format: 'geoshelf-manifest/1', settings: options.settings, files: sortKeys(entries) };
   const staging = `${options.distDir}.staging-${process.pid}`;
   await rm(staging, { recursive: true, force: true });
-  const pool = new WritePool({ threads: options.threads, minBytes: COMPRESS_MIN_BYTES, brotliQuality: options.brotliQuality, gzipLevel: options.gzipLevel });
   try {
-    const written = await pool.writeAll(staging, changed);
+    await writeFiles(staging, changed, entries, options);
     await mkdir(join(staging, INTERNAL_DIR), { recursive: true });
     for (const file of options.internal) await writeFile(join(staging, INTERNAL_DIR, file.key), file.body);
-    for (const file of changed) {
-      const result = written.get(file.key);
-      if (result?.br !== undefined) Object.assign(entries[file.key]!, { br: result.br, gz: result.gz });
-    }
+    const manifest: Manifest = { format: 'geoshelf-manifest/1', settings: options.settings, files: entries };
     await writeFile(join(staging, 'manifest.json'), serializeManifest(manifest));
     if (previous) await applyStaged(staging, options.distDir, changed, removed, previous);
     else await swapIn(staging, options.distDir);
   } finally {
-    await pool.close();
     await rm(staging, { recursive: true, force: true });
   }
-  return { mode: previous ? 'incremental' : 'full', written: changed.map((file) => file.key), removed, unchanged: files.length - changed.length };
+  return { mode: previous ? 'incremental' : 'full', written: changed.map((file) => file.key), removed, unchanged: Object.keys(entries).length - changed.length };
+}
+
+async function writeFiles(root: string, files: TreeFile[], entries: Record<string, ManifestEntry>, options: WriteTreeOptions): Promise<void> {
+  const { log } = options;
+  const large = files.filter((file) => file.body.length >= COMPRESS_MIN_BYTES);
+  const started = performance.now();
+  const compressed = await compressAll(large, options);
+  if (large.length > 0) log?.(`compressed ${large.length} documents in ${Math.round(performance.now() - started)} ms`);
+  const results = compressed.flat();
+  const siblings = new Map(large.map((file, index) => [file, results[index]!]));
+  const made = new Set<string>();
+  const write = (key: string, bytes: Uint8Array) => {
+    const path = join(root, key);
+    const directory = dirname(path);
+    if (!made.has(directory)) {
+      mkdirSync(directory, { recursive: true });
+      made.add(directory);
+    }
+    writeFileSync(path, bytes);
+  };
+  let reported = performance.now();
+  files.forEach((file, done) => {
+    write(file.key, file.body);
+    const sibling = siblings.get(file);
+    if (sibling) {
+      write(`${file.key}.br`, sibling.br);
+      write(`${file.key}.gz`, sibling.gz);
+      Object.assign(entries[file.key]!, { br: sibling.br.length, gz: sibling.gz.length });
+    }
+    if (log && performance.now() - reported > 2000) {
+      reported = performance.now();
+      log(`written ${done} of ${files.length} documents`);
+    }
+  });
+}
+
+/** Worth starting compression threads for; fewer files are compressed right here (an edit usually touches a few). */
+const POOL_THRESHOLD = 200;
+
+async function compressAll(files: TreeFile[], options: WriteTreeOptions): Promise<CompressResult[][]> {
+  const settings = { brotliQuality: options.brotliQuality, gzipLevel: options.gzipLevel };
+  if (files.length < POOL_THRESHOLD) return [files.map((file) => compressBody(file.body, settings))];
+  const pool = new CompressPool({ threads: options.threads, ...settings });
+  try {
+    return await Promise.all(pool.compressInBatches(files).map((batch) => batch.results));
+  } finally {
+    await pool.close();
+  }
 }
 
 async function swapIn(staging: string, distDir: string): Promise<void> {
@@ -108,8 +163,4 @@ async function applyStaged(staging: string, distDir: string, changed: TreeFile[]
       await rm(join(distDir, `${key}.gz`), { force: true });
     }
   }
-}
-
-function sortKeys<T>(record: Record<string, T>): Record<string, T> {
-  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

@@ -21,12 +21,12 @@ export function parseSourceDocument(source: string, text: string): SourceDocumen
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const lineOf = (offset: number) => lineCounter.linePos(offset).line;
-  const issues = doc.errors.map((error): InputIssue => ({
-    source,
-    line: error.linePos?.[0].line ?? lineOf(error.pos[0]),
-    path: '',
-    message: `YAML syntax error: ${error.message.split('\n')[0]}`,
-  }));
+  // Later syntax errors are nearly always knock-on effects of the first, so only the first is reported.
+  const first = doc.errors[0];
+  const more = doc.errors.length > 1 ? ` (fix this first; ${doc.errors.length - 1} more error${doc.errors.length > 2 ? 's' : ''} may follow from it)` : '';
+  const issues: InputIssue[] = first
+    ? [{ source, line: first.linePos?.[0].line ?? lineOf(first.pos[0]), path: '', message: `YAML syntax error: ${first.message.split('\n')[0]}${more}` }]
+    : [];
   const locate = (path: readonly PropertyKey[]) => {
     for (let depth = path.length; depth >= 0; depth--) {
       const node = findNode(doc.contents, path.slice(0, depth), depth < path.length ? undefined : 'key');

@@ -1,15 +1,21 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { hash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { parseSourceDocument, type SourceDocument } from './parse-document.ts';
 
 /** Which schema a record file is parsed with, decided by where it sits in the catalog folder. */
 export type RecordKind = 'collection' | 'dataset' | 'formats' | 'storage-locations';
 
-/** A record file as read from disk. */
-export interface RecordFile extends SourceDocument {
+/** A record file as read from disk; its YAML is parsed only when asked for, so cached files cost no parse. */
+export interface RecordFile {
+  /** Path relative to the catalog folder. */
+  source: string;
   kind: RecordKind;
-  /** The file's text. */
-  text: string;
+  /** sha256 of the text, the key of the parse cache. */
+  sha256: string;
+  /** The parsed document with line positions, parsed on first use. */
+  document: () => SourceDocument;
 }
 
 const RECORD_EXTENSION = /\.(ya?ml|json)$/;
@@ -40,12 +46,12 @@ export async function readRecordFiles(catalogDir: string): Promise<RecordFile[]>
       return kind ? [{ path, kind }] : [];
     })
     .sort((a, b) => KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || (a.path < b.path ? -1 : 1));
-  return Promise.all(
-    paths.map(async ({ path, kind }) => {
-      const text = await readFile(join(catalogDir, path), 'utf8');
-      return { ...parseSourceDocument(path, text), kind, text };
-    }),
-  );
+  // Synchronous reads: for thousands of small files they are several times quicker than as many promises.
+  return paths.map(({ path, kind }) => {
+    const text = readFileSync(join(catalogDir, path), 'utf8');
+    let document: SourceDocument | undefined;
+    return { source: path, kind, sha256: hash('sha256', text, 'hex'), document: () => (document ??= parseSourceDocument(path, text)) };
+  });
 }
 
 const KIND_ORDER: Record<RecordKind, number> = { formats: 0, 'storage-locations': 1, collection: 2, dataset: 3 };

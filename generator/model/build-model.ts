@@ -19,9 +19,10 @@ export interface BuildModelOptions {
 export interface LocalDataFile {
   sourceId: number;
   path: string;
-  /** The record and line of the source's `path`, for error messages. */
+  /** The record file of the source, for error messages. */
   source: string;
-  line: number | undefined;
+  /** The line of the source's `path`; computed only when a message needs it, as it parses the record again. */
+  line: () => number | undefined;
 }
 
 const STORAGE_PLACEHOLDER = '{storage_base_url}';
@@ -116,17 +117,18 @@ export function buildModel(records: ParsedRecords, options: BuildModelOptions): 
   const model: CatalogModel = {
     formats: [...formats.values()].sort((a, b) => a.id - b.id),
     storageLocations: [...storage.values()].map(({ model }) => model).sort((a, b) => a.id - b.id),
-    collections: [...collections.values()].sort(byNameThenId),
+    collections: sortByNameThenId([...collections.values()]),
   };
-  for (const collection of model.collections) collection.datasets.sort(byNameThenId);
+  for (const collection of model.collections) collection.datasets = sortByNameThenId(collection.datasets);
   return { model, localFiles, issues };
 }
 
-/** Listing order: folded name, then id, so the order is total and stable. */
-export function byNameThenId(a: { name: string; id: number }, b: { name: string; id: number }): number {
-  const nameA = foldText(a.name);
-  const nameB = foldText(b.name);
-  return nameA < nameB ? -1 : nameA > nameB ? 1 : a.id - b.id;
+/** Sorts into listing order: folded name, then id, so the order is total and stable. Each name is folded once. */
+export function sortByNameThenId<T extends { name: string; id: number }>(items: T[]): T[] {
+  return items
+    .map((item) => ({ item, name: foldText(item.name) }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.item.id - b.item.id))
+    .map(({ item }) => item);
 }
 
 interface ResolveContext {
@@ -215,7 +217,8 @@ function resolveFile(record: FileRecord, fileIndex: number, key: string, dataset
         metadata: source.api ? null : { version: source.version, description: source.description ?? null, mime_type: format.mime_type ?? null },
       };
       if (source.path !== undefined && location.local) {
-        context.localFiles.push({ sourceId, path: source.path, source: context.origin.source, line: locateField(context.origin, [...path, 'path']) });
+        const origin = context.origin;
+        context.localFiles.push({ sourceId, path: source.path, source: origin.source, line: () => locateField(origin, [...path, 'path']) });
       }
       if (source.references) pendingReferences.push({ source: model, reference: source.references, path: [...path, 'references'] });
       sources.push(model);

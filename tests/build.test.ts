@@ -1,0 +1,106 @@
+import { readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readManifest } from '../core/manifest.ts';
+import { buildCatalog } from '../generator/build.ts';
+import { BuildError } from '../generator/errors.ts';
+import { readLedger } from '../generator/model/ledger.ts';
+import { makeTestConfig, snapshotTree } from './helpers/catalog.ts';
+
+const LAND = 'datasets/natural-earth/land.yaml';
+
+describe('builds', () => {
+  it('give identical manifests and identical bytes from the same inputs', async () => {
+    const first = await makeTestConfig();
+    const second = await makeTestConfig();
+    await buildCatalog({ config: first });
+    await buildCatalog({ config: { ...second, catalogDir: first.catalogDir } });
+    const manifestA = await readFile(join(first.distDir, 'manifest.json'), 'utf8');
+    const manifestB = await readFile(join(second.distDir, 'manifest.json'), 'utf8');
+    expect(manifestA).toBe(manifestB);
+    const treeA = await snapshotTree(first.distDir);
+    const treeB = await snapshotTree(second.distDir);
+    expect([...treeA.keys()].sort()).toEqual([...treeB.keys()].sort());
+    for (const [path, file] of treeA) expect(file.bytes.equals(treeB.get(path)!.bytes), path).toBe(true);
+  });
+
+  it('give every file of 1 KB or more brotli and gzip siblings, listed in the manifest', async () => {
+    const config = await makeTestConfig();
+    await buildCatalog({ config });
+    const manifest = (await readManifest(config.distDir))!;
+    const tree = await snapshotTree(config.distDir);
+    for (const [key, entry] of Object.entries(manifest.files)) {
+      expect(tree.get(key)?.bytes.length, key).toBe(entry.bytes);
+      expect(tree.has(`${key}.br`), key).toBe(entry.bytes >= 1024);
+      expect(tree.has(`${key}.gz`), key).toBe(entry.bytes >= 1024);
+      if (entry.br !== undefined) expect(tree.get(`${key}.br`)!.bytes.length).toBe(entry.br);
+    }
+  });
+
+  it('rewrite only the files that depend on an edited dataset', async () => {
+    const config = await makeTestConfig();
+    const first = await buildCatalog({ config });
+    expect(first.mode).toBe('full');
+    const before = await snapshotTree(config.distDir);
+    const record = await readFile(join(config.catalogDir, LAND), 'utf8');
+    await writeFile(join(config.catalogDir, LAND), record.replace(/^description: >-\n/m, 'description: >-\n  Edited for the test.\n'));
+    const second = await buildCatalog({ config });
+    expect(second.mode).toBe('incremental');
+    expect(second.written).toContain('api/collections/natural-earth/datasets/land/index.json');
+    const landId = JSON.parse(await readFile(join(config.distDir, 'api/collections/natural-earth/datasets/land/index.json'), 'utf8')).dataset.id;
+    const dependent = (key: string) =>
+      key.startsWith('api/collections/natural-earth/datasets/land/') ||
+      key === `api/datasets/${landId}/index.json` ||
+      /^api\/collections\/natural-earth\/(index\.json|_query\/)/.test(key);
+    expect(second.written.filter((key) => !dependent(key))).toEqual([]);
+    expect(second.written).not.toContain('api/collections/natural-earth/_query/omit=description.json');
+    const after = await snapshotTree(config.distDir);
+    const rewritten = new Set(second.written.flatMap((key) => [key, `${key}.br`, `${key}.gz`]));
+    for (const [path, file] of after) {
+      if (rewritten.has(path) || path === 'manifest.json' || path.startsWith('_geoshelf/')) continue;
+      expect({ path, ino: file.ino, mtimeMs: file.mtimeMs }).toEqual({ path, ino: before.get(path)?.ino, mtimeMs: before.get(path)?.mtimeMs });
+    }
+    expect(after.get('api/collections/natural-earth/datasets/land/index.json')!.bytes.toString()).toContain('Edited for the test.');
+  });
+
+  it('remove the files of a deleted dataset, and keep its id out of use', async () => {
+    const config = await makeTestConfig();
+    await buildCatalog({ config });
+    const ledger = await readLedger(join(config.catalogDir, 'ledger.json'));
+    const landId = ledger.ids.dataset['natural-earth/land']![0];
+    const record = await readFile(join(config.catalogDir, LAND), 'utf8');
+    await rm(join(config.catalogDir, LAND));
+    const removal = await buildCatalog({ config });
+    expect(removal.removed).toContain('api/collections/natural-earth/datasets/land/index.json');
+    expect((await snapshotTree(config.distDir)).has('api/collections/natural-earth/datasets/land/index.json')).toBe(false);
+    await writeFile(join(config.catalogDir, 'datasets/natural-earth/land-again.yaml'), record.replace('slug: land', 'slug: land-again'));
+    await buildCatalog({ config });
+    const after = await readLedger(join(config.catalogDir, 'ledger.json'));
+    expect(after.ids.dataset['natural-earth/land']![0]).toBe(landId);
+    expect(after.ids.dataset['natural-earth/land-again']![0]).toBe(ledger.next.dataset);
+  });
+});
+
+describe('the id ledger', () => {
+  it('keeps every id when records are read in another order', async () => {
+    const config = await makeTestConfig();
+    const before = await readLedger(join(config.catalogDir, 'ledger.json'));
+    const folder = join(config.catalogDir, 'datasets/natural-earth');
+    const names = (await readdir(folder)).sort();
+    for (const [index, name] of names.entries()) await rename(join(folder, name), join(folder, `${String(names.length - index).padStart(3, '0')}-${name}`));
+    await buildCatalog({ config });
+    const after = await readLedger(join(config.catalogDir, 'ledger.json'));
+    expect(after).toEqual(before);
+  });
+
+  it('refuses new records when frozen, naming each one', async () => {
+    const config = await makeTestConfig();
+    const record = await readFile(join(config.catalogDir, LAND), 'utf8');
+    await writeFile(join(config.catalogDir, 'datasets/natural-earth/new-land.yaml'), record.replace('slug: land', 'slug: new-land'));
+    const error = await buildCatalog({ config: { ...config, ledgerMode: 'frozen' } }).catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(BuildError);
+    const messages = (error as BuildError).issues.map((issue) => `${issue.code}: ${issue.message}`);
+    expect(messages).toContain('LedgerFrozen: "natural-earth/new-land" has no id yet');
+    expect(messages.every((message) => message.startsWith('LedgerFrozen'))).toBe(true);
+  });
+});

@@ -1,0 +1,49 @@
+import { createConfig, lintFromString } from '@redocly/openapi-core';
+import { describe, expect, it } from 'vitest';
+import { API_ROOT_LINKS } from '../schemas/discovery.ts';
+import { readSampleJson } from './helpers/sample.ts';
+
+const document = await readSampleJson<Record<string, any>>('api/openapi/index.json');
+
+describe('the OpenAPI document', () => {
+  it('is OpenAPI 3.1.0 for API version 1.0.0', () => {
+    expect(document.openapi).toBe('3.1.0');
+    expect(document.info.version).toBe('1.0.0');
+  });
+
+  it('passes the recommended lint rules without a single warning', async () => {
+    const config = await createConfig({ extends: ['recommended'] });
+    const problems = await lintFromString({ source: JSON.stringify(document), absoluteRef: 'openapi.json', config });
+    expect(problems.map((problem) => `${problem.severity} ${problem.ruleId}: ${problem.message} at ${problem.location[0]?.pointer}`)).toEqual([]);
+  });
+
+  it('describes every catalog route of the contract and the query routes', () => {
+    expect(Object.keys(document.paths).sort()).toEqual([
+      '/api',
+      '/api/collections',
+      '/api/collections/{collectionSlug}/datasets/tags',
+      '/api/collections/{collectionSlug}/datasets/{datasetSlug}',
+      '/api/collections/{collectionSlug}/datasets/{datasetSlug}/files/{fileSlug}',
+      '/api/collections/{collectionSlug}/datasets/{datasetSlug}/files/{fileSlug}/schema',
+      '/api/collections/{slug}',
+      '/api/datasets',
+      '/api/datasets/stats',
+      '/api/datasets/{id}',
+      '/api/health',
+      '/api/openapi',
+      '/api/queries',
+      '/api/queries/{query_id}/bounds',
+      '/api/queries/{query_id}/pages',
+    ]);
+  });
+
+  it('takes its component schemas from the zod schemas, strict where the contract forbids extra properties', () => {
+    const schemas = document.components.schemas;
+    expect(schemas.QueryRequest.additionalProperties).toBe(false);
+    expect(schemas.QueryRequest.properties.sources.maxItems).toBe(8);
+    expect(schemas.QueryResult.additionalProperties).toBe(false);
+    expect(schemas.Dataset.additionalProperties).toBeUndefined();
+    expect(schemas.FormatType.enum).toEqual(['geoparquet', 'pmtiles', 'geopackage', 'shapefile', 'geojson', 'file_geodatabase']);
+    expect(API_ROOT_LINKS.length).toBe(18);
+  });
+});

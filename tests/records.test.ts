@@ -1,0 +1,88 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildCatalog } from '../generator/build.ts';
+import { BuildError } from '../generator/errors.ts';
+import { readRecordFiles } from '../generator/load/read-records.ts';
+import { parseRecords } from '../generator/parse/parse-records.ts';
+import { makeTestConfig, ROOT, snapshotTree } from './helpers/catalog.ts';
+
+async function buildError(config: Parameters<typeof buildCatalog>[0]['config']): Promise<BuildError> {
+  const error = await buildCatalog({ config }).then(() => undefined, (thrown: unknown) => thrown);
+  expect(error).toBeInstanceOf(BuildError);
+  return error as BuildError;
+}
+
+describe('a broken catalog', () => {
+  it('fails with all five problems listed, each with file and line, and leaves dist/ unchanged', async () => {
+    const config = await makeTestConfig();
+    await buildCatalog({ config });
+    const before = await snapshotTree(config.distDir);
+    const broken = await makeTestConfig({ catalog: join(ROOT, 'tests/fixtures/broken-catalog') });
+    const error = await buildError({ ...broken, distDir: config.distDir });
+    const lines = error.issues.map((issue) => `${issue.code} ${issue.source}:${issue.line} ${issue.path}`);
+    expect(lines).toEqual(expect.arrayContaining([
+      'RecordSyntax collections/broken.yaml:2 ',
+      'DuplicateSlug collections/world.yaml:1 slug',
+      'DanglingReference datasets/dangling.yaml:2 collection',
+      'RecordInvalid datasets/no-slug.yaml:1 slug',
+      'RecordInvalid formats.yaml:6 [1].format_type',
+    ]));
+    expect(error.issues).toHaveLength(5);
+    expect(error.issues.find((issue) => issue.code === 'DuplicateSlug')?.message).toContain('collections/world-again.yaml:1');
+    expect(error.issues.find((issue) => issue.path === '[1].format_type')?.message).toMatch(/geoparquet.*geojson/);
+    const after = await snapshotTree(config.distDir);
+    expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
+    for (const [path, file] of after) expect(file.bytes.equals(before.get(path)!.bytes), path).toBe(true);
+  });
+});
+
+describe('record validation', () => {
+  async function problemsOf(files: Record<string, string>) {
+    const config = await makeTestConfig();
+    for (const [path, text] of Object.entries(files)) {
+      await mkdir(join(config.catalogDir, path, '..'), { recursive: true });
+      await writeFile(join(config.catalogDir, path), text);
+    }
+    return (await buildError(config)).issues.map((issue) => `${issue.code} ${issue.source}:${issue.line} ${issue.path}: ${issue.message}`);
+  }
+
+  it('points at the line of a misspelt field', async () => {
+    const problems = await problemsOf({ 'collections/extra.yaml': 'slug: extra\nname: Extra\ndescripton: typo\n' });
+    expect(problems).toEqual(['RecordInvalid collections/extra.yaml:3 descripton: unknown field (check its spelling)']);
+  });
+
+  it('reports a missing data file at the line of its path', async () => {
+    const problems = await problemsOf({
+      'datasets/geonames/ghost.yaml': [
+        'slug: ghost', 'collection: geonames', 'name: Ghost', 'files:', '  - slug: ghost', '    name: Ghost', '    formats:',
+        '      - format: geoparquet', '        sources:', '          - version: 1', '            path: geonames/ghost.parquet', '',
+      ].join('\n'),
+    });
+    expect(problems).toEqual(['MissingDataFile datasets/geonames/ghost.yaml:11 files.0.formats.0.sources.0.path: no file "geonames/ghost.parquet" in the data folder']);
+  });
+
+  it('rejects a dataset slug that collides with the tags route', async () => {
+    const problems = await problemsOf({
+      'datasets/geonames/tags.yaml': [
+        'slug: tags', 'collection: geonames', 'name: Tags', 'files:', '  - slug: t', '    name: T', '    formats:',
+        '      - format: geoparquet', '        sources:', '          - version: 1', '            path: geonames/megacities/3.1.0/megacities.parquet', '',
+      ].join('\n'),
+    });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^ReservedSlug datasets\/geonames\/tags.yaml:1 slug/);
+  });
+
+  it('reads JSON records with line numbers too', async () => {
+    const problems = await problemsOf({ 'collections/json.json': '{\n  "slug": "Not A Slug",\n  "name": "JSON"\n}\n' });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^RecordInvalid collections\/json.json:2 slug: must be lower-case/);
+  });
+});
+
+describe('the sample catalog records', () => {
+  it('parse without a single problem', async () => {
+    const { issues } = parseRecords(await readRecordFiles(join(ROOT, 'catalog-data')));
+    expect(issues).toEqual([]);
+  });
+});

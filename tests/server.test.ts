@@ -1,0 +1,243 @@
+import { connect } from 'node:net';
+import { brotliDecompressSync, crc32, gunzipSync } from 'node:zlib';
+import { serve } from 'srvx';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ProblemSchema } from '../schemas/problem.ts';
+import { QueryErrorSchema } from '../schemas/query.ts';
+import { get, sampleConfig, sampleManifest, sampleServer } from './helpers/sample.ts';
+
+const server = sampleServer();
+const collection = '/api/collections/natural-earth';
+const dataset = `${collection}/datasets/countries`;
+const file = `${dataset}/files/countries-110m`;
+
+describe('static documents', () => {
+  it.each([
+    ['/api', 'application/json'],
+    ['/api/openapi', 'application/json'],
+    ['/api/health', 'application/json'],
+    ['/api/collections', 'application/json'],
+    ['/api/collections?include=datasets,files', 'application/json'],
+    [collection, 'application/json'],
+    [`${collection}/datasets/tags`, 'application/json'],
+    [dataset, 'application/json'],
+    [`${dataset}?include_urls=true`, 'application/json'],
+    [file, 'application/json'],
+    [`${file}/schema`, 'application/json'],
+    ['/api/datasets', 'application/json'],
+    ['/api/datasets/stats', 'application/json'],
+    ['/llms.txt', 'text/plain; charset=utf-8'],
+    ['/.well-known/api-catalog', 'application/linkset+json'],
+  ])('serves %s as %s with an ETag and a cache lifetime', async (path, type) => {
+    const response = await get(server, path);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe(type);
+    expect(response.headers.get('etag')).toMatch(/^"[0-9a-f]{64}"$/);
+    expect(response.headers.get('cache-control')).toBe(`public, max-age=${sampleConfig().cacheMaxAge}`);
+    expect(response.headers.get('access-control-allow-origin')).toBe('*');
+    if (type.startsWith('application/')) expect(await response.json()).toBeTruthy();
+  });
+
+  it('answers 304 to a matching If-None-Match, for any encoding of the same content', async () => {
+    const first = await get(server, collection, { 'accept-encoding': 'br' });
+    const tag = first.headers.get('etag')!;
+    expect(tag).toMatch(/\.br"$/);
+    const again = await get(server, collection, { 'if-none-match': tag });
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe('');
+    expect((await get(server, collection, { 'if-none-match': '"stale"' })).status).toBe(200);
+  });
+
+  it('sends brotli or gzip when accepted, decoding to the same bytes', async () => {
+    const plain = Buffer.from(await (await get(server, collection)).arrayBuffer());
+    const br = await get(server, collection, { 'accept-encoding': 'gzip, deflate, br' });
+    expect(br.headers.get('content-encoding')).toBe('br');
+    expect(br.headers.get('vary')).toBe('Accept-Encoding');
+    expect(brotliDecompressSync(Buffer.from(await br.arrayBuffer())).equals(plain)).toBe(true);
+    const gz = await get(server, collection, { 'accept-encoding': 'gzip' });
+    expect(gz.headers.get('content-encoding')).toBe('gzip');
+    expect(gunzipSync(Buffer.from(await gz.arrayBuffer())).equals(plain)).toBe(true);
+    const refused = await get(server, collection, { 'accept-encoding': 'br;q=0, gzip;q=0' });
+    expect(refused.headers.get('content-encoding')).toBeNull();
+  });
+
+  it('answers HEAD with the headers and no body', async () => {
+    const response = await server.app.fetch(new Request(`http://localhost${collection}`, { method: 'HEAD' }));
+    expect(response.status).toBe(200);
+    expect(Number(response.headers.get('content-length'))).toBeGreaterThan(0);
+    expect(await response.text()).toBe('');
+  });
+
+  it('answers a CORS preflight for the query routes with the token header allowed', async () => {
+    const response = await server.app.fetch(new Request('http://localhost/api/queries/abc/pages', {
+      method: 'OPTIONS',
+      headers: { origin: 'https://site.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-service-query-token' },
+    }));
+    expect(response.status).toBe(204);
+    expect(response.headers.get('access-control-allow-origin')).toBe('*');
+    expect(response.headers.get('access-control-allow-headers')).toContain('X-Service-Query-Token');
+    expect(response.headers.get('access-control-allow-methods')).toContain('POST');
+  });
+});
+
+describe('bad requests', () => {
+  it.each([
+    [`${collection}?limit=0`, 'limit'],
+    [`${collection}?limit=-1`, 'limit'],
+    [`${collection}?limit=abc`, 'limit'],
+    [`${collection}?offset=-1`, 'offset'],
+    [`${collection}?offset=1.5`, 'offset'],
+    [`${file}/schema?column_limit=0`, 'column_limit'],
+    [`${file}/schema?column_limit=51`, 'column_limit'],
+    [`${file}/schema?column_offset=-1`, 'column_offset'],
+    ['/api/datasets/abc', 'dataset id'],
+    ['/api/datasets/0', 'dataset id'],
+    [`${collection}?q=land`, '"q"'],
+    [`${collection}?include=everything`, 'include'],
+    [`${collection}?tag_filters=nocolon`, 'tag_filters'],
+    [`${collection}?tag_filters=colour:blue`, 'colour'],
+    [`${collection}?limit=5&limit=6`, 'more than once'],
+  ])('%s answers a 400 Problem naming %s', async (path, named) => {
+    const response = await get(server, path);
+    expect(response.status).toBe(400);
+    expect(response.headers.get('content-type')).toBe('application/problem+json');
+    const problem = ProblemSchema.parse(await response.json());
+    expect(problem.status).toBe(400);
+    expect(problem.detail).toContain(named);
+  });
+
+  it.each([
+    '/api/collections/atlantis',
+    '/api/collections/natural-earth/datasets/atlantis',
+    '/api/collections/natural-earth/datasets/countries/files/atlantis',
+    '/api/collections/natural-earth/datasets/countries/files/countries-110m/schema?version=9.9.9',
+    '/api/collections/atlantis/datasets/tags',
+    '/api/datasets/999999',
+    '/api/nothing/here',
+    '/api/collections/natural-earth/datasets',
+    '/api/items',
+  ])('%s answers a 404 Problem linking back to the entry points', async (path) => {
+    const response = await get(server, path);
+    expect(response.status).toBe(404);
+    expect(response.headers.get('content-type')).toBe('application/problem+json');
+    const problem = ProblemSchema.parse(await response.json());
+    expect(problem.links).toEqual({
+      api: 'https://catalog.example.org/api',
+      openapi: 'https://catalog.example.org/api/openapi',
+      llms_txt: 'https://catalog.example.org/llms.txt',
+    });
+  });
+
+  it('refuses writes to the read-only catalog with 405 and an Allow header', async () => {
+    const response = await server.app.fetch(new Request(`http://localhost${collection}`, { method: 'POST', body: '{}' }));
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+    expect(ProblemSchema.parse(await response.json()).status).toBe(405);
+  });
+
+  it('answers query routes with a QueryError while the query service is not built', async () => {
+    const response = await server.app.fetch(new Request('http://localhost/api/queries', { method: 'POST', body: '{}' }));
+    expect(response.status).toBe(503);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(QueryErrorSchema.parse(await response.json()).code).toBe('query_service_unavailable');
+  });
+});
+
+describe('paths that try to leave dist/', () => {
+  const secrets = ['"devDependencies"', 'root:x:0', '"format": "geoshelf-ledger/1"', '"model"'];
+
+  it.each([
+    '/..%2f..%2fpackage.json',
+    '/api/..%2f..%2fpackage.json',
+    '/%2e%2e%2f%2e%2e%2fpackage.json',
+    '/..%5c..%5cpackage.json',
+    '/llms.txt%00.json',
+    '/_geoshelf/model.json',
+    '/manifest.json',
+    '/data/..%2fledger.json',
+    '/data/%2e%2e/%2e%2e/package.json',
+    '/%252e%252e/package.json',
+  ])('%s reveals nothing', async (path) => {
+    const response = await get(server, path);
+    expect([400, 404]).toContain(response.status);
+    const text = await response.text();
+    for (const secret of secrets) expect(text).not.toContain(secret);
+  });
+
+  describe('over a real socket, where paths arrive unnormalised', () => {
+    let port = 0;
+    let close: () => Promise<void> = async () => undefined;
+    beforeAll(async () => {
+      const listening = serve({ fetch: server.app.fetch, port: 0, hostname: '127.0.0.1', silent: true });
+      await listening.ready();
+      port = Number(new URL(listening.url!).port);
+      close = () => listening.close(true);
+    });
+    afterAll(() => close());
+
+    it.each(['/../../etc/passwd', '/api/../../package.json', '/data/../../package.json', '/./.././ledger.json'])('%s reveals nothing', async (path) => {
+      const raw = await new Promise<string>((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1', () => socket.end(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`));
+        let text = '';
+        socket.on('data', (chunk) => (text += chunk.toString()));
+        socket.on('end', () => resolve(text));
+        socket.on('error', reject);
+      });
+      expect(raw).toMatch(/^HTTP\/1\.1 (400|404)/);
+      for (const secret of secrets) expect(raw).not.toContain(secret);
+    });
+  });
+});
+
+describe('computed answers', () => {
+  it('answers a parameter combination that was not prebuilt, with the same shape and canonical links', async () => {
+    const manifest = sampleManifest();
+    expect(Object.keys(manifest.files).some((key) => key.includes('limit=3'))).toBe(false);
+    const response = await get(server, `${collection}?LIMIT=1`);
+    expect(response.status).toBe(400);
+    const page = await (await get(server, `${collection}?offset=1&limit=3&omit=description`)).json();
+    expect(page.limit).toBe(3);
+    expect(page.offset).toBe(1);
+    expect(page.links.self).toBe('https://catalog.example.org/api/collections/natural-earth?limit=3&offset=1&omit=description');
+    expect(page.datasets.every((item: { description?: string }) => item.description === undefined)).toBe(true);
+  });
+});
+
+describe('downloads', () => {
+  it('serves a source file under /data with byte ranges, as DuckDB and GDAL read Parquet remotely', async () => {
+    const detail = await (await get(server, file)).json();
+    const url = new URL(detail.file.formats[0].sources[0].url);
+    const whole = await get(server, url.pathname);
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get('content-type')).toBe('application/vnd.apache.parquet');
+    const bytes = Buffer.from(await whole.arrayBuffer());
+    expect(bytes.subarray(0, 4).toString()).toBe('PAR1');
+    const tail = await get(server, url.pathname, { range: 'bytes=-8' });
+    expect(tail.status).toBe(206);
+    expect(tail.headers.get('content-range')).toBe(`bytes ${bytes.length - 8}-${bytes.length - 1}/${bytes.length}`);
+    expect(Buffer.from(await tail.arrayBuffer()).equals(bytes.subarray(-8))).toBe(true);
+    expect((await get(server, url.pathname, { range: `bytes=${bytes.length}-` })).status).toBe(416);
+  });
+
+  it('zips a source file behind its download_zip link', async () => {
+    const detail = await (await get(server, file)).json();
+    const source = detail.file.formats[0].sources[0];
+    const response = await get(server, new URL(source.links.download_zip).pathname);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/zip');
+    const zip = Buffer.from(await response.arrayBuffer());
+    const original = Buffer.from(await (await get(server, new URL(source.url).pathname)).arrayBuffer());
+    expect(zip.readUInt32LE(0)).toBe(0x04034b50);
+    const nameLength = zip.readUInt16LE(26);
+    expect(zip.subarray(30, 30 + nameLength).toString()).toBe(source.location.path.split('/').at(-1));
+    expect(zip.subarray(30 + nameLength, 30 + nameLength + original.length).equals(original)).toBe(true);
+    expect(zip.readUInt32LE(14)).toBe(crc32(original));
+    expect(zip.readUInt32LE(zip.length - 22)).toBe(0x06054b50);
+  });
+
+  it('answers 404 for a source the file does not have', async () => {
+    const response = await get(server, `${file}/sources/999999/download-zip`);
+    expect(response.status).toBe(404);
+    expect(response.headers.get('content-type')).toBe('application/problem+json');
+  });
+});
