@@ -38,6 +38,8 @@ export interface BuildResult extends WriteReport {
   documents: number;
   newIds: number;
   warnings: string[];
+  /** Data files whose statistics were read in this build; the others came from the cache. */
+  dataFilesRead: number;
 }
 
 /** The model with what the stages before rendering learned on the way. */
@@ -46,6 +48,7 @@ export interface LoadedCatalog {
   ids: IdAllocator;
   warnings: string[];
   parseCache: ParseCache;
+  dataFilesRead: number;
 }
 
 /**
@@ -93,7 +96,7 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
     log(`gave ${ids.added.length} new records their ids; commit ${relative(process.cwd(), ledgerPath)}`);
   }
   log(`${report.mode} build: wrote ${report.written.length}, removed ${report.removed.length}, kept ${report.unchanged} in ${Math.round(performance.now() - started)} ms`);
-  return { ...report, documents: rendered.files.length + rendered.reusedKeys.length, newIds: ids.added.length, warnings: loaded.warnings };
+  return { ...report, documents: rendered.files.length + rendered.reusedKeys.length, newIds: ids.added.length, warnings: loaded.warnings, dataFilesRead: loaded.dataFilesRead };
 }
 
 /**
@@ -119,7 +122,7 @@ export async function loadCatalogModel(options: BuildOptions, parseCache: ParseC
   log(`loaded ${files.length} record files: ${model.collections.length} collections, ${countDatasets(model)} datasets`);
   const enrichment = await enrichSources(model, localFiles, { dataDir: config.dataDir, cacheDir: config.cacheDir, log });
   if (enrichment.issues.length > 0) throw new BuildError(sortIssues(enrichment.issues));
-  return { model, ids, warnings: enrichment.warnings, parseCache: parsed.cache };
+  return { model, ids, warnings: enrichment.warnings, parseCache: parsed.cache, dataFilesRead: enrichment.filesRead };
 }
 
 async function readRenderState(distDir: string): Promise<RenderState | undefined> {

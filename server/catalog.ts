@@ -17,18 +17,23 @@ export interface CatalogSnapshot {
   context: RenderContext;
   /** mtime of manifest.json when loaded, to notice a new build. */
   loadedAt: number;
+  /** Request path and query → file key, for URLs already resolved to a prebuilt file. */
+  keys: Map<string, string>;
 }
 
+/** How many resolved URLs a snapshot remembers; past this the memo starts again. */
+const KEY_MEMO_SIZE = 100_000;
+
 /** Loads `dist/`: the manifest, the model for computed answers, and warms the body cache. */
-export function loadSnapshot(distDir: string, cacheBudgetBytes: number): CatalogSnapshot {
+export function loadSnapshot(distDir: string, options: { budgetBytes: number; cacheMaxAge: number }): CatalogSnapshot {
   const manifestPath = join(distDir, 'manifest.json');
   const loadedAt = statSync(manifestPath).mtimeMs;
   const manifest = readManifestSync(distDir);
   if (!manifest) throw new Error(`${distDir} holds no readable manifest.json; run npm run build`);
   const stored = JSON.parse(readFileSync(join(distDir, INTERNAL_DIR, MODEL_FILE), 'utf8')) as ModelFile;
-  const store = new StaticStore(distDir, manifest, cacheBudgetBytes);
+  const store = new StaticStore(distDir, manifest, options);
   store.warm();
-  return { store, context: createRenderContext(createCatalogIndex(stored.model, stored.settings)), loadedAt };
+  return { store, context: createRenderContext(createCatalogIndex(stored.model, stored.settings)), loadedAt, keys: new Map() };
 }
 
 /** Computes the answer of a route that has no prebuilt file, as the generator would have written it. */
@@ -49,12 +54,22 @@ export function computeAnswer(snapshot: CatalogSnapshot, pathname: string, query
 export function answerCatalogRequest(snapshot: CatalogSnapshot, request: Request, url: URL, cacheMaxAge: number): Response {
   const { pathname } = url;
   const accepted = parseAcceptEncoding(request.headers.get('accept-encoding'));
+  const memoKey = pathname + url.search;
+  const known = snapshot.keys.get(memoKey);
+  if (known !== undefined) return respondStatic(request, snapshot.store.get(known, accepted)!);
+  const remember = (key: string) => {
+    if (snapshot.keys.size >= KEY_MEMO_SIZE) snapshot.keys.clear();
+    snapshot.keys.set(memoKey, key);
+  };
   if (pathname === '/api' || pathname.startsWith('/api/')) {
     const resolution = resolveApiUrl(pathname, url.searchParams);
     if (!resolution.ok) throw new HTTPError({ status: resolution.status, message: resolution.detail });
     const key = fileKeyForRoute(resolution.route);
     const body = key === undefined ? undefined : snapshot.store.get(key, accepted);
-    if (body) return respondStatic(request, body, cacheMaxAge);
+    if (body) {
+      remember(key!);
+      return respondStatic(request, body);
+    }
     const answer = computeAnswer(snapshot, pathname, url.searchParams);
     if (answer.problem) throw new HTTPError({ status: answer.status, message: (answer.body as { detail?: string }).detail ?? 'Not found' });
     return respondComputed(request, serializeJson(answer.body), { type: 'application/json', cacheMaxAge });
@@ -68,5 +83,6 @@ export function answerCatalogRequest(snapshot: CatalogSnapshot, request: Request
   const key = fileKeyForPath(decoded);
   const body = key === undefined ? undefined : snapshot.store.get(key, accepted);
   if (!body) throw new HTTPError({ status: 404, message: `There is no file at ${pathname.slice(0, 200)}.` });
-  return respondStatic(request, body, cacheMaxAge);
+  remember(key!);
+  return respondStatic(request, body);
 }

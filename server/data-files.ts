@@ -3,7 +3,8 @@ import { extname, join, relative, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { HTTPError } from 'h3';
 import { FastResponse } from 'srvx';
-import { CORS_HEADERS, matchesEtag } from './responses.ts';
+import { CORS_HEADERS } from './cors.ts';
+import { matchesEtag } from './responses.ts';
 
 const DATA_TYPES: Record<string, string> = {
   '.parquet': 'application/vnd.apache.parquet',

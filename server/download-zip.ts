@@ -5,7 +5,8 @@ import { HTTPError } from 'h3';
 import { FastResponse } from 'srvx';
 import type { CatalogSnapshot } from './catalog.ts';
 import { lookupFile } from '../core/render/detail.ts';
-import { asBody, CORS_HEADERS } from './responses.ts';
+import { CORS_HEADERS } from './cors.ts';
+import { asBody } from './responses.ts';
 
 /** Path of the download-zip route, as h3 matches it. */
 export const DOWNLOAD_ZIP_ROUTE = '/api/collections/:collection/datasets/:dataset/files/:file/sources/:source/download-zip';

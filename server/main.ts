@@ -23,8 +23,8 @@ async function main(): Promise<void> {
     if (!readManifestSync(config.distDir)) process.exit(1);
     console.error('Serving the previous build instead.');
   }
-  const { app } = createServer({ config, serveData: true, reloadIntervalMs: 2000 });
-  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host, silent: true });
+  const geoshelf = createServer({ config, serveData: true, reloadIntervalMs: 2000 });
+  const server = serve({ fetch: geoshelf.fetch, port: config.port, hostname: config.host, silent: true });
   await server.ready();
   console.log(`geoshelf is serving ${config.baseUrl}/api (data under ${config.storageBaseUrl}) on ${config.host}:${config.port}`);
 }

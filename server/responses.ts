@@ -2,21 +2,9 @@ import { hash } from 'node:crypto';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { FastResponse } from 'srvx';
 import { COMPRESS_MIN_BYTES } from '../core/constants.ts';
+import { CORS_HEADERS } from './cors.ts';
 import { parseAcceptEncoding, type StaticBody } from './static-store.ts';
 
-/** CORS headers of every response: any origin may read the catalog and call the query routes. */
-export const CORS_HEADERS = {
-  'access-control-allow-origin': '*',
-  'access-control-expose-headers': 'ETag, Content-Encoding, Content-Length',
-} as const;
-
-/** Headers of a preflight answer. */
-export const PREFLIGHT_HEADERS = {
-  ...CORS_HEADERS,
-  'access-control-allow-methods': 'GET, HEAD, POST, OPTIONS',
-  'access-control-allow-headers': 'Content-Type, X-Service-Query-Token, If-None-Match, Range',
-  'access-control-max-age': '86400',
-} as const;
 
 /** Options of a body response. */
 export interface BodyResponseOptions {
@@ -45,13 +33,14 @@ function baseHeaders(options: BodyResponseOptions, encoding: string, varies: boo
   return headers;
 }
 
-/** Answers a file of the static tree: 304 on a matching ETag, HEAD without body, best encoding otherwise. */
-export function respondStatic(request: Request, body: StaticBody, cacheMaxAge: number): Response {
-  const options = { type: body.entry.type, sha256: body.entry.sha256, cacheMaxAge };
-  const headers = baseHeaders(options, body.encoding, body.entry.br !== undefined);
-  if (matchesEtag(request.headers.get('if-none-match'), body.entry.sha256)) return new FastResponse(null, { status: 304, headers });
-  headers['content-length'] = String(body.bytes.length);
-  return new FastResponse(request.method === 'HEAD' ? null : asBody(body.bytes), { status: 200, headers });
+/**
+ * Answers a file of the static tree with its prepared headers: 304 on a matching ETag, HEAD without body.
+ * `ifNoneMatch` may be passed when the caller already has it, to spare reading the headers again.
+ */
+export function respondStatic(request: Request, body: StaticBody, ifNoneMatch = request.headers.get('if-none-match')): Response {
+  if (ifNoneMatch && matchesEtag(ifNoneMatch, body.entry.sha256)) return new FastResponse(null, { status: 304, headers: body.headers });
+  if (request.method === 'HEAD') return new FastResponse(null, { status: 200, headers: [...body.headers, ['content-length', String(body.bytes.length)]] });
+  return new FastResponse(asBody(body.bytes), { status: 200, headers: body.headers });
 }
 
 /** Answers a computed JSON body like a static file: ETag from its hash, compressed on the fly when accepted. */

@@ -1,34 +1,42 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Manifest, ManifestEntry } from '../core/manifest.ts';
+import { CORS_HEADERS } from './cors.ts';
 
 /** A body variant: identity, brotli or gzip. */
 export type Encoding = 'identity' | 'br' | 'gzip';
 
-/** A file ready to send: its bytes for one encoding, with its manifest entry. */
+/** A file ready to send in one encoding: its bytes and its response headers, both built once. */
 export interface StaticBody {
   entry: ManifestEntry;
   encoding: Encoding;
   bytes: Buffer;
+  /** Response headers as name/value pairs (content type, ETag, caching, CORS, encoding). */
+  headers: [string, string][];
 }
 
 const SUFFIX: Record<Encoding, string> = { identity: '', br: '.br', gzip: '.gz' };
 
 /**
- * Keeps the bodies of `dist/` in memory, least recently used evicted past a byte budget. Only keys listed in the
- * manifest can be read, so no request path ever reaches the file system: nothing outside `dist/` can be served.
+ * Keeps the bodies of `dist/` in memory, least recently used evicted past a byte budget, each with its response
+ * headers ready. Only keys listed in the manifest can be read, so no request path ever reaches the file system:
+ * nothing outside `dist/` can be served.
  */
 export class StaticStore {
   readonly distDir: string;
   readonly manifest: Manifest;
   readonly #budget: number;
-  readonly #cache = new Map<string, Buffer>();
+  readonly #cacheMaxAge: number;
+  readonly #cache = new Map<string, StaticBody>();
   #used = 0;
+  /** True once every body fits in memory; then hits need no bookkeeping. */
+  #complete = false;
 
-  constructor(distDir: string, manifest: Manifest, budgetBytes: number) {
+  constructor(distDir: string, manifest: Manifest, options: { budgetBytes: number; cacheMaxAge: number }) {
     this.distDir = distDir;
     this.manifest = manifest;
-    this.#budget = budgetBytes;
+    this.#budget = options.budgetBytes;
+    this.#cacheMaxAge = options.cacheMaxAge;
   }
 
   /** Whether the tree holds a file with this key. */
@@ -36,52 +44,76 @@ export class StaticStore {
     return Object.hasOwn(this.manifest.files, key);
   }
 
-  /** Reads a file in the best encoding the client accepts; undefined when the key is not in the manifest. */
+  /** A file in the best encoding the client accepts; undefined when the key is not in the manifest. */
   get(key: string, accepted: { br: boolean; gzip: boolean }): StaticBody | undefined {
-    if (!this.has(key)) return undefined;
-    const entry = this.manifest.files[key]!;
+    const entry = this.manifest.files[key];
+    if (entry === undefined || !Object.hasOwn(this.manifest.files, key)) return undefined;
     const encoding: Encoding = entry.br !== undefined && accepted.br ? 'br' : entry.gz !== undefined && accepted.gzip ? 'gzip' : 'identity';
     const path = key + SUFFIX[encoding];
-    let bytes = this.#cache.get(path);
-    if (bytes) {
-      this.#cache.delete(path);
-      this.#cache.set(path, bytes);
-    } else {
-      bytes = readFileSync(join(this.distDir, path));
-      this.#remember(path, bytes);
+    const cached = this.#cache.get(path);
+    if (cached) {
+      if (!this.#complete) {
+        this.#cache.delete(path);
+        this.#cache.set(path, cached);
+      }
+      return cached;
     }
-    return { entry, encoding, bytes };
+    return this.#load(path, entry, encoding);
   }
 
-  /** Loads bodies until the budget is half used, so the first requests after start are served from memory. */
+  /** Loads bodies while they fit in half the budget, so the first requests after start are served from memory. */
   warm(): void {
     for (const [key, entry] of Object.entries(this.manifest.files)) {
-      if (this.#used > this.#budget / 2) return;
       for (const encoding of ['identity', 'br', 'gzip'] as const) {
-        if (encoding === 'br' && entry.br === undefined) continue;
-        if (encoding === 'gzip' && entry.gz === undefined) continue;
-        const path = key + SUFFIX[encoding];
-        this.#remember(path, readFileSync(join(this.distDir, path)));
+        if ((encoding === 'br' && entry.br === undefined) || (encoding === 'gzip' && entry.gz === undefined)) continue;
+        if (this.#used > this.#budget / 2) return;
+        this.#load(key + SUFFIX[encoding], entry, encoding);
       }
     }
+    this.#complete = true;
   }
 
-  #remember(path: string, bytes: Buffer): void {
-    if (bytes.length > this.#budget) return;
-    this.#cache.set(path, bytes);
-    this.#used += bytes.length;
-    for (const [oldest, old] of this.#cache) {
-      if (this.#used <= this.#budget) break;
-      this.#cache.delete(oldest);
-      this.#used -= old.length;
+  #load(path: string, entry: ManifestEntry, encoding: Encoding): StaticBody {
+    const bytes = readFileSync(join(this.distDir, path));
+    const headers: [string, string][] = [
+      ...Object.entries(CORS_HEADERS),
+      ['content-type', entry.type],
+      ['etag', `"${entry.sha256}${encoding === 'identity' ? '' : SUFFIX[encoding]}"`],
+      ['cache-control', `public, max-age=${this.#cacheMaxAge}`],
+    ];
+    if (entry.br !== undefined) headers.push(['vary', 'Accept-Encoding']);
+    if (encoding !== 'identity') headers.push(['content-encoding', encoding]);
+    const body: StaticBody = { entry, encoding, bytes, headers };
+    if (bytes.length <= this.#budget) {
+      this.#cache.set(path, body);
+      this.#used += bytes.length;
+      for (const [oldest, old] of this.#cache) {
+        if (this.#used <= this.#budget) break;
+        this.#complete = false;
+        this.#cache.delete(oldest);
+        this.#used -= old.bytes.length;
+      }
     }
+    return body;
   }
 }
 
-/** Reads which of br and gzip an Accept-Encoding header allows (q=0 refuses). */
+const NONE = Object.freeze({ br: false, gzip: false });
+const parsed = new Map<string, { br: boolean; gzip: boolean }>();
+
+/** Reads which of br and gzip an Accept-Encoding header allows (q=0 refuses). Clients send few distinct headers, so results are remembered. */
 export function parseAcceptEncoding(header: string | null): { br: boolean; gzip: boolean } {
+  if (!header) return NONE;
+  let accepted = parsed.get(header);
+  if (accepted) return accepted;
+  accepted = readAcceptEncoding(header);
+  if (parsed.size > 1000) parsed.clear();
+  parsed.set(header, accepted);
+  return accepted;
+}
+
+function readAcceptEncoding(header: string): { br: boolean; gzip: boolean } {
   const accepted = { br: false, gzip: false };
-  if (!header) return accepted;
   for (const part of header.split(',')) {
     const [name, ...params] = part.trim().toLowerCase().split(';');
     const refused = params.some((param) => /^\s*q=0(\.0*)?\s*$/.test(param));

@@ -1,8 +1,10 @@
-import { readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { cp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
 import { readManifest } from '../core/manifest.ts';
-import { buildCatalog } from '../generator/build.ts';
+import { buildCatalog, loadCatalogModel } from '../generator/build.ts';
+import { serializeModel } from '../generator/emit/model-file.ts';
 import { BuildError } from '../generator/errors.ts';
 import { readLedger } from '../generator/model/ledger.ts';
 import { makeTestConfig, snapshotTree } from './helpers/catalog.ts';
@@ -78,6 +80,38 @@ describe('builds', () => {
     const after = await readLedger(join(config.catalogDir, 'ledger.json'));
     expect(after.ids.dataset['natural-earth/land']![0]).toBe(landId);
     expect(after.ids.dataset['natural-earth/land-again']![0]).toBe(ledger.next.dataset);
+  });
+});
+
+describe('caches', () => {
+  it('let a rebuild with unchanged data files read no data, and a changed file be read again', async () => {
+    const config = await makeTestConfig();
+    const first = await buildCatalog({ config });
+    expect(first.dataFilesRead).toBeGreaterThan(20);
+    const second = await buildCatalog({ config });
+    expect(second.dataFilesRead).toBe(0);
+    expect(second.written).toEqual([]);
+    const data = join(config.root, 'data');
+    await cp(config.dataDir, data, { recursive: true });
+    const moved = { ...config, dataDir: data };
+    expect((await buildCatalog({ config: moved })).dataFilesRead).toBe(0);
+    const megacities = join(data, 'geonames/megacities/3.1.0/megacities.parquet');
+    const instance = await DuckDBInstance.create(':memory:');
+    const connection = await instance.connect();
+    await connection.run(`COPY (SELECT * FROM read_parquet('${megacities}') LIMIT 10) TO '${megacities}.new' (FORMAT parquet)`);
+    connection.closeSync();
+    await rename(`${megacities}.new`, megacities);
+    const changed = await buildCatalog({ config: moved });
+    expect(changed.dataFilesRead).toBe(1);
+    const file = JSON.parse(await readFile(join(config.distDir, 'api/collections/geonames/datasets/megacities/files/megacities/index.json'), 'utf8'));
+    expect(file.file.file_metadata.feature_count).toBe(10);
+  });
+
+  it('write the model file exactly as a plain serialisation of the model would', async () => {
+    const config = await makeTestConfig();
+    const { model } = await loadCatalogModel({ config });
+    const settings = { baseUrl: config.baseUrl, storageBaseUrl: config.storageBaseUrl };
+    expect(serializeModel(settings, model).json).toBe(JSON.stringify({ settings, model }));
   });
 });
 

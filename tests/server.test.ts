@@ -62,14 +62,14 @@ describe('static documents', () => {
   });
 
   it('answers HEAD with the headers and no body', async () => {
-    const response = await server.app.fetch(new Request(`http://localhost${collection}`, { method: 'HEAD' }));
+    const response = await server.fetch(new Request(`http://localhost${collection}`, { method: 'HEAD' }));
     expect(response.status).toBe(200);
     expect(Number(response.headers.get('content-length'))).toBeGreaterThan(0);
     expect(await response.text()).toBe('');
   });
 
   it('answers a CORS preflight for the query routes with the token header allowed', async () => {
-    const response = await server.app.fetch(new Request('http://localhost/api/queries/abc/pages', {
+    const response = await server.fetch(new Request('http://localhost/api/queries/abc/pages', {
       method: 'OPTIONS',
       headers: { origin: 'https://site.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-service-query-token' },
     }));
@@ -129,14 +129,14 @@ describe('bad requests', () => {
   });
 
   it('refuses writes to the read-only catalog with 405 and an Allow header', async () => {
-    const response = await server.app.fetch(new Request(`http://localhost${collection}`, { method: 'POST', body: '{}' }));
+    const response = await server.fetch(new Request(`http://localhost${collection}`, { method: 'POST', body: '{}' }));
     expect(response.status).toBe(405);
     expect(response.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
     expect(ProblemSchema.parse(await response.json()).status).toBe(405);
   });
 
   it('answers query routes with a QueryError while the query service is not built', async () => {
-    const response = await server.app.fetch(new Request('http://localhost/api/queries', { method: 'POST', body: '{}' }));
+    const response = await server.fetch(new Request('http://localhost/api/queries', { method: 'POST', body: '{}' }));
     expect(response.status).toBe(503);
     expect(response.headers.get('content-type')).toBe('application/json');
     expect(QueryErrorSchema.parse(await response.json()).code).toBe('query_service_unavailable');
@@ -168,23 +168,37 @@ describe('paths that try to leave dist/', () => {
     let port = 0;
     let close: () => Promise<void> = async () => undefined;
     beforeAll(async () => {
-      const listening = serve({ fetch: server.app.fetch, port: 0, hostname: '127.0.0.1', silent: true });
+      const listening = serve({ fetch: server.fetch, port: 0, hostname: '127.0.0.1', silent: true });
       await listening.ready();
       port = Number(new URL(listening.url!).port);
       close = () => listening.close(true);
     });
     afterAll(() => close());
 
+    const rawGet = (path: string, headers = '') => new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.end(`GET ${path} HTTP/1.1\r\nHost: x\r\n${headers}Connection: close\r\n\r\n`));
+      let text = '';
+      socket.on('data', (chunk) => (text += chunk.toString('latin1')));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+
     it.each(['/../../etc/passwd', '/api/../../package.json', '/data/../../package.json', '/./.././ledger.json'])('%s reveals nothing', async (path) => {
-      const raw = await new Promise<string>((resolve, reject) => {
-        const socket = connect(port, '127.0.0.1', () => socket.end(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`));
-        let text = '';
-        socket.on('data', (chunk) => (text += chunk.toString()));
-        socket.on('end', () => resolve(text));
-        socket.on('error', reject);
-      });
+      const raw = await rawGet(path);
       expect(raw).toMatch(/^HTTP\/1\.1 (400|404)/);
       for (const secret of secrets) expect(raw).not.toContain(secret);
+    });
+
+    it('answers a repeated URL from its fast path with the same headers and body as the first time', async () => {
+      const strip = (raw: string) => raw.replace(/^date: .*$/im, '');
+      for (const headers of ['', 'Accept-Encoding: br\r\n', 'Accept-Encoding: gzip\r\n']) {
+        const first = await rawGet(`${collection}?offset=0`, headers);
+        const second = await rawGet(`${collection}?offset=0`, headers);
+        expect(first).toMatch(/^HTTP\/1\.1 200/);
+        expect(strip(second)).toBe(strip(first));
+      }
+      const tag = /etag: (".*")/i.exec(await rawGet(collection))![1];
+      expect(await rawGet(collection, `If-None-Match: ${tag}\r\n`)).toMatch(/^HTTP\/1\.1 304/);
     });
   });
 });

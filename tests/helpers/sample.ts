@@ -25,7 +25,7 @@ export async function readSampleJson<T = unknown>(key: string): Promise<T> {
   return JSON.parse(await readFile(join(sampleConfig().distDir, key), 'utf8')) as T;
 }
 
-/** GETs a path through `app.fetch`, with optional headers. */
+/** GETs a path through the server's fetch handler, with optional headers. */
 export function get(server: GeoshelfServer, path: string, headers: Record<string, string> = {}): Promise<Response> {
-  return Promise.resolve(server.app.fetch(new Request(`http://localhost${path}`, { headers })));
+  return Promise.resolve(server.fetch(new Request(`http://localhost${path}`, { headers })));
 }

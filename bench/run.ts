@@ -1,0 +1,54 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { availableParallelism, cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import type { Config } from '../core/config.ts';
+import { benchBuilds } from './build-bench.ts';
+import { benchCompression } from './compression-bench.ts';
+import { benchListings } from './listing-bench.ts';
+import { benchStaticReads } from './static-bench.ts';
+
+/** Shared state of one bench run: its scratch folder and the figures printed so far. */
+export interface BenchContext {
+  root: string;
+  repo: string;
+  section: (title: string) => void;
+  report: (name: string, value: string, note: string) => void;
+  keep: (name: string, config: Config) => void;
+  kept: (name: string) => Config;
+}
+
+const SECTIONS: Record<string, (bench: BenchContext) => Promise<void>> = {
+  builds: benchBuilds,
+  static: benchStaticReads,
+  listings: benchListings,
+  compression: benchCompression,
+};
+
+async function main(): Promise<void> {
+  const wanted = process.argv.slice(2);
+  const root = await mkdtemp(join(tmpdir(), 'geoshelf-bench-'));
+  const kept = new Map<string, Config>();
+  const bench: BenchContext = {
+    root,
+    repo: new URL('..', import.meta.url).pathname.replace(/\/$/, ''),
+    section: (title) => console.log(`\n## ${title}\n\n| figure | value | notes |\n|---|---|---|`),
+    report: (name, value, note) => console.log(`| ${name} | ${value} | ${note} |`),
+    keep: (name, config) => kept.set(name, config),
+    kept: (name) => {
+      const config = kept.get(name);
+      if (!config) throw new Error(`the ${name} section must run first`);
+      return config;
+    },
+  };
+  console.log(`# npm run bench — ${new Date().toISOString().slice(0, 16)}Z, Node ${process.version}, ${availableParallelism()} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB`);
+  try {
+    for (const [name, run] of Object.entries(SECTIONS)) {
+      // Every section reads the trees the build section makes, so it always runs.
+      if (name === 'builds' || wanted.length === 0 || wanted.includes(name)) await run(bench);
+    }
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+await main();
