@@ -36,6 +36,10 @@ export const BUILD_ERRORS = {
     title: 'A data file could not be read',
     hint: 'Check that the file is a valid GeoParquet file (for example with DuckDB: SELECT * FROM read_parquet(...) LIMIT 1).',
   },
+  UnknownColumn: {
+    title: 'A record describes a column the data does not have',
+    hint: 'Check the column name against the data (the schema route lists the real columns), or remove the description.',
+  },
   LedgerFrozen: {
     title: 'A record has no id in the ledger and the ledger is frozen',
     hint: 'Run the build once with GEOSHELF_LEDGER=update and commit catalog-data/ledger.json.',

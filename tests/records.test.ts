@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildCatalog } from '../generator/build.ts';
@@ -71,6 +71,24 @@ describe('record validation', () => {
     });
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(/^ReservedSlug datasets\/geonames\/tags.yaml:1 slug/);
+  });
+
+  it('rejects a column description for a column the data does not have, at its line', async () => {
+    const config = await makeTestConfig();
+    const path = join(config.catalogDir, 'datasets/geonames/megacities.yaml');
+    await writeFile(path, (await readFile(path, 'utf8')).replace('      population: >-', '      populaton: >-'));
+    const issues = (await buildError(config)).issues;
+    expect(issues.map((issue) => `${issue.code} ${issue.source}:${issue.line}`)).toEqual(['UnknownColumn datasets/geonames/megacities.yaml:43']);
+    expect(issues[0]!.message).toContain('no column "populaton"');
+  });
+
+  it('warns about data columns that have no description', async () => {
+    const config = await makeTestConfig();
+    const path = join(config.catalogDir, 'datasets/geonames/megacities.yaml');
+    const text = await readFile(path, 'utf8');
+    await writeFile(path, text.replace(/      population: >-\n(        .*\n)+/, ''));
+    const result = await buildCatalog({ config });
+    expect(result.warnings).toEqual(['datasets/geonames/megacities.yaml: file "megacities" has no description for column population']);
   });
 
   it('reads JSON records with line numbers too', async () => {

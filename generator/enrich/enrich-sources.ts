@@ -4,7 +4,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { CatalogModel, FileModel, SourceModel } from '../../core/model.ts';
 import type { ColumnSchema } from '../../schemas/column.ts';
 import type { BuildIssue } from '../errors.ts';
-import type { LocalDataFile } from '../model/build-model.ts';
+import type { FileOrigin, LocalDataFile } from '../model/build-model.ts';
 import { DataCache } from './data-cache.ts';
 import { logicalType, PARQUET_FACTS_VERSION, readParquetFacts, type ParquetFacts } from './read-parquet-facts.ts';
 
@@ -29,7 +29,7 @@ export interface EnrichResult {
  * Facts are cached by content hash, so an unchanged file is not read again, and DuckDB is not even started
  * when every file is cached.
  */
-export async function enrichSources(model: CatalogModel, localFiles: LocalDataFile[], options: EnrichOptions): Promise<EnrichResult> {
+export async function enrichSources(model: CatalogModel, localFiles: LocalDataFile[], fileOrigins: Map<number, FileOrigin>, options: EnrichOptions): Promise<EnrichResult> {
   const sources = indexSources(model);
   const cache = await DataCache.open<ParquetFacts>(options.cacheDir, 'parquet-facts.json', PARQUET_FACTS_VERSION);
   const issues: BuildIssue[] = [];
@@ -74,9 +74,38 @@ export async function enrichSources(model: CatalogModel, localFiles: LocalDataFi
     connection?.closeSync();
     instance?.closeSync();
   }
+  const warnings: string[] = [];
+  checkColumnDescriptions(model, fileOrigins, issues, warnings);
   if (issues.length === 0) await cache.save(usedHashes, usedPaths);
   if (filesRead > 0) options.log(`read ${filesRead} data files (${usedHashes.size - filesRead} unchanged, from the cache)`);
-  return { issues, warnings: [], filesRead };
+  return { issues, warnings, filesRead };
+}
+
+/**
+ * Compares steward descriptions with the columns the data really has, across every version of a file: a
+ * description of a missing column fails the build; a column without a description is a warning.
+ */
+function checkColumnDescriptions(model: CatalogModel, fileOrigins: Map<number, FileOrigin>, issues: BuildIssue[], warnings: string[]): void {
+  for (const collection of model.collections) {
+    for (const dataset of collection.datasets) {
+      for (const file of dataset.files) {
+        const described = file.formats.flatMap((link) => link.sources).filter((source) => source.metadata?.columns);
+        if (described.length === 0) continue;
+        const columns = new Set(described.flatMap((source) => source.metadata!.columns!.map((column) => column.name)));
+        const origin = fileOrigins.get(file.id);
+        for (const name of Object.keys(file.column_descriptions)) {
+          if (columns.has(name)) continue;
+          const line = origin?.locateColumn(name);
+          issues.push({
+            code: 'UnknownColumn', source: origin?.source ?? '', ...(line ? { line } : {}), path: `columns.${name}`,
+            message: `file "${file.slug}" has no column "${name}"; its data has ${[...columns].join(', ')}`,
+          });
+        }
+        const missing = [...columns].filter((name) => !(name in file.column_descriptions));
+        if (missing.length > 0) warnings.push(`${origin?.source ?? dataset.slug}: file "${file.slug}" has no description for column${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`);
+      }
+    }
+  }
 }
 
 function applyFacts(metadata: NonNullable<SourceModel['metadata']>, facts: ParquetFacts, file: FileModel): void {

@@ -15,6 +15,12 @@ export interface BuildModelOptions {
   dataFiles: ReadonlySet<string>;
 }
 
+/** Where a file's record is, so later stages can point at one of its column descriptions. */
+export interface FileOrigin {
+  source: string;
+  locateColumn: (name: string) => number | undefined;
+}
+
 /** A local data file a source points at, for the enrichment stage. */
 export interface LocalDataFile {
   sourceId: number;
@@ -31,7 +37,7 @@ const STORAGE_PLACEHOLDER = '{storage_base_url}';
  * Resolves parsed records into the catalog model: ids from the ledger, references checked and replaced by ids,
  * versions ordered newest first. Returns every problem found rather than stopping at the first.
  */
-export function buildModel(records: ParsedRecords, options: BuildModelOptions): { model: CatalogModel; localFiles: LocalDataFile[]; issues: BuildIssue[] } {
+export function buildModel(records: ParsedRecords, options: BuildModelOptions): { model: CatalogModel; localFiles: LocalDataFile[]; fileOrigins: Map<number, FileOrigin>; issues: BuildIssue[] } {
   const issues: BuildIssue[] = [];
   const report = (code: BuildErrorCode, origin: RecordOrigin, path: PropertyKey[], message: string) => {
     const line = locateField(origin, path);
@@ -90,6 +96,7 @@ export function buildModel(records: ParsedRecords, options: BuildModelOptions): 
   }
 
   const localFiles: LocalDataFile[] = [];
+  const fileOrigins = new Map<number, FileOrigin>();
   const datasetSlugs = new Map<string, RecordOrigin>();
   for (const { record, origin } of records.datasets) {
     const collection = collections.get(record.collection);
@@ -110,7 +117,7 @@ export function buildModel(records: ParsedRecords, options: BuildModelOptions): 
       report('ReservedSlug', origin, ['slug'], `"${record.slug}" is reserved: /api/collections/{slug}/datasets/${record.slug} is a fixed route`);
       continue;
     }
-    const context = { ids, formats, storage, options, report, origin, localFiles, brokenSlugs: records.brokenSlugs };
+    const context = { ids, formats, storage, options, report, origin, localFiles, fileOrigins, brokenSlugs: records.brokenSlugs };
     collection.datasets.push(resolveDataset(record, key, collection.id, context));
   }
 
@@ -120,7 +127,7 @@ export function buildModel(records: ParsedRecords, options: BuildModelOptions): 
     collections: sortByNameThenId([...collections.values()]),
   };
   for (const collection of model.collections) collection.datasets = sortByNameThenId(collection.datasets);
-  return { model, localFiles, issues };
+  return { model, localFiles, fileOrigins, issues };
 }
 
 /** Sorts into listing order: folded name, then id, so the order is total and stable. Each name is folded once. */
@@ -139,6 +146,7 @@ interface ResolveContext {
   report: (code: BuildErrorCode, origin: RecordOrigin, path: PropertyKey[], message: string) => void;
   origin: RecordOrigin;
   localFiles: LocalDataFile[];
+  fileOrigins: Map<number, FileOrigin>;
   brokenSlugs: Set<string>;
 }
 
@@ -170,6 +178,8 @@ function resolveFile(record: FileRecord, fileIndex: number, key: string, dataset
     created_at, updated_at: updatedAt, column_descriptions: record.columns, formats: [],
   };
   const at = (...path: PropertyKey[]) => ['files', fileIndex, ...path];
+  const origin = context.origin;
+  context.fileOrigins.set(id, { source: origin.source, locateColumn: (name) => locateField(origin, at('columns', name)) });
   const sourceIds = new Map<string, number>();
   const pendingReferences: { source: SourceModel; reference: string; path: PropertyKey[] }[] = [];
   record.formats.forEach((entry, formatIndex) => {
