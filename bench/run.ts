@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Config } from '../core/config.ts';
 import { benchBuilds } from './build-bench.ts';
 import { benchCompression } from './compression-bench.ts';
+import { benchEnrichment } from './enrich-bench.ts';
 import { benchListings } from './listing-bench.ts';
 import { benchStaticReads } from './static-bench.ts';
 
@@ -22,6 +23,7 @@ const SECTIONS: Record<string, (bench: BenchContext) => Promise<void>> = {
   static: benchStaticReads,
   listings: benchListings,
   compression: benchCompression,
+  enrichment: benchEnrichment,
 };
 
 async function main(): Promise<void> {

@@ -7,6 +7,7 @@ import { MODEL_FILE, readManifest } from '../core/manifest.ts';
 import type { CatalogModel } from '../core/model.ts';
 import { computeCodeFingerprint, readParseCache, writeParseCache } from './cache.ts';
 import { enrichSources } from './enrich/enrich-sources.ts';
+import type { ProgressReporter } from './enrich/progress.ts';
 import { serializeModel } from './emit/model-file.ts';
 import { renderTree, type RenderState } from './emit/render-tree.ts';
 import { writeTree, type WriteReport } from './emit/write-tree.ts';
@@ -29,6 +30,8 @@ export interface BuildOptions {
   full?: boolean;
   /** Receives progress lines; silent when absent. */
   log?: (line: string) => void;
+  /** Receives progress of long stages (data files read); silent when absent. */
+  progress?: ProgressReporter;
   /** Current time, for the creation date of new ids. */
   now?: Date;
 }
@@ -120,7 +123,7 @@ export async function loadCatalogModel(options: BuildOptions, parseCache: ParseC
   }
   if (issues.length > 0) throw new BuildError(sortIssues(issues));
   log(`loaded ${files.length} record files: ${model.collections.length} collections, ${countDatasets(model)} datasets`);
-  const enrichment = await enrichSources(model, localFiles, fileOrigins, { dataDir: config.dataDir, cacheDir: config.cacheDir, log });
+  const enrichment = await enrichSources(model, localFiles, fileOrigins, { dataDir: config.dataDir, cacheDir: config.cacheDir, log, ...(options.progress ? { progress: options.progress } : {}) });
   if (enrichment.issues.length > 0) throw new BuildError(sortIssues(enrichment.issues));
   return { model, ids, warnings: enrichment.warnings, parseCache: parsed.cache, dataFilesRead: enrichment.filesRead };
 }

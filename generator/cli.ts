@@ -1,6 +1,7 @@
 import { loadConfig } from '../core/config.ts';
 import { InputError, formatIssue } from '../schemas/parse.ts';
 import { buildCatalog } from './build.ts';
+import { createTerminalProgress } from './enrich/progress.ts';
 import { BUILD_ERRORS, BuildError } from './errors.ts';
 
 /** Prints every problem of a failed build, then one hint per kind of problem. */
@@ -21,7 +22,11 @@ async function main(): Promise<void> {
   try {
     const config = loadConfig();
     const quiet = config.ci || !process.stdout.isTTY;
-    const result = await buildCatalog({ config, full: args.includes('--full'), log: quiet ? undefined : (line) => console.log(`  ${line}`) });
+    const result = await buildCatalog({
+      config,
+      full: args.includes('--full'),
+      ...(quiet ? {} : { log: (line: string) => console.log(`  ${line}`), progress: createTerminalProgress(process.stdout) }),
+    });
     for (const warning of result.warnings) console.warn(`⚠ ${warning}`);
     console.log(`✔ ${result.documents} documents in ${config.distDir} (${result.mode}: ${result.written.length} written, ${result.removed.length} removed)`);
   } catch (error) {

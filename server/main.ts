@@ -3,6 +3,7 @@ import { loadConfig } from '../core/config.ts';
 import { readManifestSync } from '../core/manifest.ts';
 import { buildCatalog } from '../generator/build.ts';
 import { printBuildError } from '../generator/cli.ts';
+import { createTerminalProgress } from '../generator/enrich/progress.ts';
 import { BuildError } from '../generator/errors.ts';
 import { createServer } from './app.ts';
 
@@ -15,7 +16,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   try {
     const quiet = config.ci || !process.stdout.isTTY;
-    const result = await buildCatalog({ config, log: quiet ? undefined : (line) => console.log(`  ${line}`) });
+    const result = await buildCatalog({ config, ...(quiet ? {} : { log: (line: string) => console.log(`  ${line}`), progress: createTerminalProgress(process.stdout) }) });
     console.log(`✔ catalog built: ${result.documents} documents (${result.written.length} written)`);
   } catch (error) {
     if (!(error instanceof BuildError)) throw error;

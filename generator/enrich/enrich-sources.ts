@@ -1,18 +1,22 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { hash } from 'node:crypto';
 import type { CatalogModel, FileModel, SourceModel } from '../../core/model.ts';
 import type { ColumnSchema } from '../../schemas/column.ts';
+import type { FileMetadata } from '../../schemas/file-metadata.ts';
 import type { BuildIssue } from '../errors.ts';
 import type { FileOrigin, LocalDataFile } from '../model/build-model.ts';
 import { DataCache } from './data-cache.ts';
-import { logicalType, PARQUET_FACTS_VERSION, readParquetFacts, type ParquetFacts } from './read-parquet-facts.ts';
+import { DATA_FACTS_VERSION, inspectGeoJson, inspectGeoParquet, type DataFacts } from './inspect-data-file.ts';
+import { createProgress, type ProgressReporter } from './progress.ts';
 
 /** Options of the enrichment stage. */
 export interface EnrichOptions {
   dataDir: string;
   cacheDir: string;
   log: (line: string) => void;
+  progress?: ProgressReporter;
 }
 
 /** What enrichment did, besides filling the model. */
@@ -23,62 +27,141 @@ export interface EnrichResult {
   filesRead: number;
 }
 
+/** Formats whose files are inspected, and how. GeoJSON is schema-capable when DuckDB's JSON reader reads it. */
+const INSPECTORS: Record<string, (connection: DuckDBConnection, path: string) => Promise<DataFacts>> = {
+  geoparquet: inspectGeoParquet,
+  geojson: inspectGeoJson,
+};
+
+interface Target {
+  path: string;
+  relative: string;
+  formatType: string;
+  sources: { source: SourceModel; file: FileModel; local: LocalDataFile }[];
+}
+
 /**
- * Fills source metadata from the data files: size for every local file, and for GeoParquet the row count,
- * columns and types, geometry types and extent from the Parquet footer and its GeoParquet metadata.
- * Facts are cached by content hash, so an unchanged file is not read again, and DuckDB is not even started
- * when every file is cached.
+ * Fills source metadata from the data files: size for every local file, and for GeoParquet and GeoJSON the
+ * feature count, geometry types, invalid geometries, WGS84 bounds and a data dictionary of every column.
+ * Facts are cached by the file's content hash, so an unchanged file is not read again, and DuckDB is not
+ * even started when every file is cached.
  */
 export async function enrichSources(model: CatalogModel, localFiles: LocalDataFile[], fileOrigins: Map<number, FileOrigin>, options: EnrichOptions): Promise<EnrichResult> {
-  const sources = indexSources(model);
-  const cache = await DataCache.open<ParquetFacts>(options.cacheDir, 'parquet-facts.json', PARQUET_FACTS_VERSION);
+  const targets = groupTargets(model, localFiles, options.dataDir);
+  const cache = await DataCache.open<DataFacts>(options.cacheDir, 'data-facts.json', DATA_FACTS_VERSION);
   const issues: BuildIssue[] = [];
-  const usedHashes = new Set<string>();
+  const warnings: string[] = [];
+  const usedKeys = new Set<string>();
   const usedPaths = new Set<string>();
-  let connection: DuckDBConnection | undefined;
   let instance: DuckDBInstance | undefined;
+  let connection: DuckDBConnection | undefined;
   let filesRead = 0;
-  // Many sources may share a file (the layers of a GeoPackage, or a synthetic catalog): each path is looked at once.
-  const byPath = new Map<string, { size: number; contentHash?: string }>();
+  const inspectable = targets.filter((target) => INSPECTORS[target.formatType]);
+  const advance = createProgress('reading data files', inspectable.length, options.progress);
+  let done = 0;
   try {
-    for (const local of localFiles) {
-      const found = sources.get(local.sourceId);
-      if (!found?.source.metadata) continue;
-      const path = join(options.dataDir, local.path);
-      let known = byPath.get(path);
-      if (!known) byPath.set(path, (known = { size: (await stat(path)).size }));
-      const metadata = found.source.metadata;
-      metadata.size_bytes = known.size;
-      if (found.formatType !== 'geoparquet') continue;
-      const contentHash = (known.contentHash ??= await cache.contentHash(path));
-      usedHashes.add(contentHash);
-      usedPaths.add(path);
-      let facts = cache.get(contentHash);
+    for (const target of targets) {
+      const size = (await stat(target.path)).size;
+      for (const { source } of target.sources) if (source.metadata) source.metadata.size_bytes = size;
+      const inspect = INSPECTORS[target.formatType];
+      if (!inspect) continue;
+      const key = `${target.formatType}:${await cache.contentHash(target.path)}`;
+      usedKeys.add(key);
+      usedPaths.add(target.path);
+      let facts = cache.get(key);
       if (!facts) {
-        instance ??= await DuckDBInstance.create(':memory:', { threads: '1' });
+        instance ??= await DuckDBInstance.create(':memory:', { threads: '2' });
         connection ??= await instance.connect();
         try {
-          facts = await readParquetFacts(connection, path);
+          facts = await inspect(connection, target.path);
         } catch (error) {
-          const reason = (error as Error).message.split('\n')[0]?.replaceAll(path, local.path);
+          const reason = (error as Error).message.split('\n')[0]?.replaceAll(target.path, target.relative);
+          const local = target.sources[0]!.local;
           const line = local.line();
-          issues.push({ code: 'UnreadableDataFile', source: local.source, ...(line ? { line } : {}), path: 'path', message: `"${local.path}" is not readable GeoParquet: ${reason}` });
+          issues.push({ code: 'UnreadableDataFile', source: local.source, ...(line ? { line } : {}), path: 'path', message: `"${target.relative}" cannot be read as ${target.formatType}: ${reason}` });
           continue;
         }
         filesRead++;
-        cache.set(contentHash, facts);
+        cache.set(key, facts);
       }
-      applyFacts(metadata, facts, found.file);
+      advance(++done);
+      for (const warning of facts.warnings) warnings.push(`${target.relative}: ${warning}`);
+      for (const { source, file } of target.sources) if (source.metadata) applyFacts(source.metadata, facts, file);
     }
   } finally {
     connection?.closeSync();
     instance?.closeSync();
   }
-  const warnings: string[] = [];
   checkColumnDescriptions(model, fileOrigins, issues, warnings);
-  if (issues.length === 0) await cache.save(usedHashes, usedPaths);
-  if (filesRead > 0) options.log(`read ${filesRead} data files (${usedHashes.size - filesRead} unchanged, from the cache)`);
+  if (issues.length === 0) await cache.save(usedKeys, usedPaths);
+  if (filesRead > 0) options.log(`read ${filesRead} data files (${usedKeys.size - filesRead} unchanged, from the cache)`);
   return { issues, warnings, filesRead };
+}
+
+/**
+ * The quality rule, documented in the README: a file passes when it has at least one feature, a geometry
+ * column, no null and no invalid geometries, and WGS84 bounds inside [-180, -90, 180, 90].
+ */
+export function passesQualityCheck(facts: DataFacts): boolean {
+  const geometry = facts.geometry;
+  if (facts.rows === 0 || !geometry || geometry.invalid > 0 || geometry.nulls > 0 || !geometry.bounds) return false;
+  const [west, south, east, north] = geometry.bounds;
+  return west >= -180 && south >= -90 && east <= 180 && north <= 90;
+}
+
+/** A stable hash of a file's column names and types, in order. */
+export function hashColumns(columns: { name: string; type: string }[]): string {
+  return hash('sha256', JSON.stringify(columns.map((column) => [column.name, column.type])), 'hex');
+}
+
+function applyFacts(metadata: FileMetadata, facts: DataFacts, file: FileModel): void {
+  const geometry = facts.geometry;
+  const types = geometry ? Object.keys(geometry.types).sort() : [];
+  metadata.feature_count = facts.rows;
+  metadata.bounds = geometry?.bounds ?? null;
+  metadata.geometry_type = types.length === 0 ? null : types.join(', ');
+  metadata.invalid_geometry_count = geometry ? geometry.invalid : null;
+  metadata.quality_check_passed = passesQualityCheck(facts);
+  metadata.columns_hash = hashColumns(facts.columns.map((column) => ({ name: column.name, type: column.duckdbType })));
+  metadata.columns = facts.columns.map((column): ColumnSchema => ({
+    name: column.name,
+    type: column.type,
+    nullable: column.nulls > 0,
+    description: file.column_descriptions[column.name] ?? null,
+    num_null_values: column.nulls,
+    num_unique_values: column.distinct,
+    example_values: column.examples,
+    min: column.min,
+    max: column.max,
+    length: column.length,
+    possible_values: column.possible,
+  }));
+}
+
+function groupTargets(model: CatalogModel, localFiles: LocalDataFile[], dataDir: string): Target[] {
+  const bySource = new Map<number, { source: SourceModel; file: FileModel; formatType: string }>();
+  const formatTypes = new Map(model.formats.map((format) => [format.id, format.format_type]));
+  for (const collection of model.collections) {
+    for (const dataset of collection.datasets) {
+      for (const file of dataset.files) {
+        for (const link of file.formats) {
+          for (const source of link.sources) bySource.set(source.id, { source, file, formatType: formatTypes.get(link.format_id) ?? '' });
+        }
+      }
+    }
+  }
+  // Many sources may share a file (the layers of a GeoPackage, or a synthetic catalog): each file is read once.
+  const targets = new Map<string, Target>();
+  for (const local of localFiles) {
+    const found = bySource.get(local.sourceId);
+    if (!found) continue;
+    const path = join(dataDir, local.path);
+    const key = `${found.formatType}:${path}`;
+    const target = targets.get(key) ?? { path, relative: local.path, formatType: found.formatType, sources: [] };
+    target.sources.push({ source: found.source, file: found.file, local });
+    targets.set(key, target);
+  }
+  return [...targets.values()];
 }
 
 /**
@@ -106,31 +189,4 @@ function checkColumnDescriptions(model: CatalogModel, fileOrigins: Map<number, F
       }
     }
   }
-}
-
-function applyFacts(metadata: NonNullable<SourceModel['metadata']>, facts: ParquetFacts, file: FileModel): void {
-  metadata.feature_count = facts.rows;
-  metadata.bounds = facts.bbox;
-  metadata.geometry_type = facts.geometryTypes.length > 0 ? facts.geometryTypes.join(', ') : null;
-  metadata.columns = facts.columns.map((column): ColumnSchema => ({
-    name: column.name,
-    type: column.name === facts.geometryColumn ? 'geometry' : logicalType(column.type),
-    nullable: column.nullable,
-    description: file.column_descriptions[column.name] ?? null,
-  }));
-}
-
-function indexSources(model: CatalogModel): Map<number, { source: SourceModel; file: FileModel; formatType: string }> {
-  const sources = new Map<number, { source: SourceModel; file: FileModel; formatType: string }>();
-  const formatTypes = new Map(model.formats.map((format) => [format.id, format.format_type]));
-  for (const collection of model.collections) {
-    for (const dataset of collection.datasets) {
-      for (const file of dataset.files) {
-        for (const link of file.formats) {
-          for (const source of link.sources) sources.set(source.id, { source, file, formatType: formatTypes.get(link.format_id) ?? '' });
-        }
-      }
-    }
-  }
-  return sources;
 }

@@ -1,0 +1,59 @@
+import { DuckDBInstance } from '@duckdb/node-api';
+import { encodeWkb } from '../core/geo/wkb.ts';
+import { createRandom } from './synthetic-catalog.ts';
+
+const COLOURS = ['red', 'green', 'blue', 'amber', 'violet'];
+
+/**
+ * Writes a deterministic GeoParquet file of `rows` points with 10 attribute columns: integers, floats,
+ * low- and high-cardinality text, a boolean, a date, and some nulls, plus a GeoParquet 1.1 bbox covering.
+ * Used by the enrichment and query benchmarks; never committed.
+ */
+export async function writeSyntheticPoints(path: string, rows: number, seed = 3): Promise<void> {
+  const random = createRandom(seed);
+  const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
+  const connection = await instance.connect();
+  try {
+    await connection.run('CREATE TABLE staging (id BIGINT, category INTEGER, score DOUBLE, x DOUBLE, y DOUBLE, wkb BLOB)');
+    const appender = await connection.createAppender('staging');
+    for (let row = 0; row < rows; row++) {
+      const x = random() * 360 - 180;
+      const y = random() * 170 - 85;
+      appender.appendBigInt(BigInt(row));
+      appender.appendInteger(Math.floor(random() * 50));
+      appender.appendDouble(random() * 1000);
+      appender.appendDouble(x);
+      appender.appendDouble(y);
+      appender.appendBlob(encodeWkb({ type: 'Point', coordinates: [x, y] }));
+      appender.endRow();
+    }
+    appender.closeSync();
+    const geo = JSON.stringify({
+      version: '1.1.0',
+      primary_column: 'geometry',
+      columns: { geometry: { encoding: 'WKB', geometry_types: ['Point'], covering: { bbox: { xmin: ['bbox', 'xmin'], ymin: ['bbox', 'ymin'], xmax: ['bbox', 'xmax'], ymax: ['bbox', 'ymax'] } } } },
+    });
+    await connection.run(`COPY (
+      SELECT id,
+        category,
+        (category * 37 + id % 11)::INTEGER AS rank,
+        score,
+        CASE WHEN id % 10 = 3 THEN NULL ELSE round(score / 7, 3) END AS ratio,
+        ${sqlList(COLOURS)}[category % ${COLOURS.length} + 1] AS colour,
+        'site-' || id::VARCHAR AS code,
+        CASE WHEN id % 6 = 0 THEN NULL ELSE 'zone ' || (category % 12)::VARCHAR END AS zone,
+        id % 3 = 0 AS active,
+        DATE '2020-01-01' + (id % 1461)::INTEGER AS surveyed_on,
+        st_geomfromwkb(wkb) AS geometry,
+        {'xmin': x, 'ymin': y, 'xmax': x, 'ymax': y} AS bbox
+      FROM staging ORDER BY id
+    ) TO '${path.replaceAll("'", "''")}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880, GEOPARQUET_VERSION 'NONE', KV_METADATA {geo: '${geo}'})`);
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+function sqlList(values: string[]): string {
+  return `[${values.map((value) => `'${value}'`).join(', ')}]`;
+}

@@ -1,0 +1,100 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { isLonLat, reprojectBounds, resolveCrs } from '../../core/geo/crs.ts';
+import type { InvalidReason } from '../../core/geo/wkb-inspect.ts';
+import { computeColumnStats, quoteIdentifier, type ColumnFacts } from './column-stats.ts';
+import { scanGeoJsonColumn, scanWkbColumn, type GeometryScan } from './geometry-stats.ts';
+
+/** Bumped whenever inspection returns something different for the same file; older cache entries are dropped. */
+export const DATA_FACTS_VERSION = 2;
+
+/** Everything the build learns from one data file. Cached by the file's content hash. */
+export interface DataFacts {
+  rows: number;
+  columns: ColumnFacts[];
+  geometry: {
+    column: string;
+    types: Record<string, number>;
+    invalid: number;
+    reasons: Partial<Record<InvalidReason, number>>;
+    nulls: number;
+    /** WGS84 extent, reprojected when the file's CRS is not longitude/latitude; null when unknown. */
+    bounds: [number, number, number, number] | null;
+    /** The file's CRS as AUTHORITY:CODE, or null when it could not be identified. */
+    crs: string | null;
+  } | null;
+  /** Things a steward should know, e.g. a CRS that cannot be reprojected. */
+  warnings: string[];
+}
+
+interface GeoMetadata {
+  primary_column?: string;
+  columns?: Record<string, { crs?: unknown; encoding?: string }>;
+}
+
+const RELATION = 'inspected';
+
+function literal(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+async function describe(connection: DuckDBConnection): Promise<{ name: string; duckdbType: string }[]> {
+  const rows = (await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${RELATION}`)).getRowObjects();
+  return rows.map((row) => ({ name: String(row.column_name), duckdbType: String(row.column_type) }));
+}
+
+function finishGeometry(scan: GeometryScan, column: string, rows: number, crs: string | null, warnings: string[]): NonNullable<DataFacts['geometry']> {
+  let bounds = scan.extent;
+  if (bounds && crs === null) {
+    warnings.push('the CRS is not one geoshelf can identify, so bounds are not given');
+    bounds = null;
+  } else if (bounds && crs && !isLonLat(crs)) {
+    bounds = reprojectBounds(bounds, crs);
+  }
+  const counted = Object.values(scan.types).reduce((sum, count) => sum + count, 0);
+  return { column, types: scan.types, invalid: scan.invalid, reasons: scan.reasons, nulls: rows - counted, bounds, crs };
+}
+
+/**
+ * Inspects a GeoParquet file: its GeoParquet metadata (primary column, CRS), column statistics, and every
+ * geometry (types, validity, extent), the extent reprojected to WGS84 when the file's CRS needs it.
+ */
+export async function inspectGeoParquet(connection: DuckDBConnection, path: string): Promise<DataFacts> {
+  const file = literal(path);
+  // Read WKB as the bytes it is: DuckDB's own conversion rejects the whole file at the first malformed geometry,
+  // and counting those is the point here.
+  await connection.run('SET enable_geoparquet_conversion = false');
+  await connection.run(`CREATE OR REPLACE TEMP VIEW ${RELATION} AS SELECT * FROM read_parquet(${file})`);
+  const rows = Number((await connection.runAndReadAll(`SELECT sum(num_rows) AS n FROM parquet_file_metadata(${file})`)).getRowObjects()[0]?.n ?? 0);
+  const kv = (await connection.runAndReadAll(`SELECT decode(value) AS value FROM parquet_kv_metadata(${file}) WHERE decode(key) = 'geo'`)).getRowObjects();
+  const geo = kv[0] ? (JSON.parse(String(kv[0].value)) as GeoMetadata) : undefined;
+  const columns = await describe(connection);
+  const primary = geo?.primary_column && columns.some((column) => column.name === geo.primary_column) ? geo.primary_column : undefined;
+  const facts: DataFacts = { rows, columns: await computeColumnStats(connection, RELATION, columns, rows, primary ?? null), geometry: null, warnings: [] };
+  if (!primary) {
+    facts.warnings.push('the file has no GeoParquet metadata naming a geometry column');
+    return facts;
+  }
+  const declared = geo?.columns?.[primary];
+  // GeoParquet: an absent crs means OGC:CRS84; an explicit null means the CRS is unknown.
+  const crs = declared && 'crs' in declared ? (declared.crs === null ? null : (resolveCrs(declared.crs) ?? null)) : 'OGC:CRS84';
+  const type = columns.find((column) => column.name === primary)?.duckdbType.toUpperCase();
+  const expression = type === 'GEOMETRY' ? `st_asbinary(${quoteIdentifier(primary)})` : quoteIdentifier(primary);
+  facts.geometry = finishGeometry(await scanWkbColumn(connection, RELATION, expression), primary, rows, crs, facts.warnings);
+  return facts;
+}
+
+/**
+ * Inspects a GeoJSON FeatureCollection through DuckDB's JSON reader: one row per feature, the properties as
+ * columns and the geometry as JSON. Throws when the reader cannot read the file, which makes it not
+ * schema-capable.
+ */
+export async function inspectGeoJson(connection: DuckDBConnection, path: string): Promise<DataFacts> {
+  await connection.run(
+    `CREATE OR REPLACE TEMP VIEW ${RELATION} AS SELECT unnest(f.properties), f.geometry::JSON AS geometry FROM (SELECT unnest(features) AS f FROM read_json(${literal(path)}, maximum_object_size = 1073741824))`,
+  );
+  const rows = Number((await connection.runAndReadAll(`SELECT count(*) AS n FROM ${RELATION}`)).getRowObjects()[0]?.n ?? 0);
+  const columns = await describe(connection);
+  const facts: DataFacts = { rows, columns: await computeColumnStats(connection, RELATION, columns, rows, 'geometry'), geometry: null, warnings: [] };
+  facts.geometry = finishGeometry(await scanGeoJsonColumn(connection, RELATION, 'geometry'), 'geometry', rows, 'OGC:CRS84', facts.warnings);
+  return facts;
+}
