@@ -64,3 +64,27 @@ describe('npm start', () => {
     }
   });
 });
+
+describe('progress', () => {
+  it('reports files done of total with the time left, and always the last one', async () => {
+    const { createProgress } = await import('../generator/enrich/progress.ts');
+    const reports: [number, number, number | undefined][] = [];
+    const advance = createProgress('reading data files', 4, (_label, done, total, secondsLeft) => reports.push([done, total, secondsLeft]), 0);
+    for (let done = 1; done <= 4; done++) {
+      const until = performance.now() + 5;
+      while (performance.now() < until);
+      advance(done);
+    }
+    expect(reports.map(([done, total]) => `${done}/${total}`)).toEqual(['1/4', '2/4', '3/4', '4/4']);
+    expect(reports[0]![2]).toBeGreaterThan(0);
+    expect(reports[3]![2]).toBeUndefined();
+  });
+
+  it('stays quiet when CI is set', async () => {
+    const config = await makeTestConfig();
+    const result = spawnSync(NODE, ['generator/cli.ts'], { cwd: ROOT, env: environment(config), encoding: 'utf8' });
+    expect(result.status).toBe(0);
+    expect(result.stdout).not.toContain('\r');
+    expect(result.stdout.trim().split('\n')).toHaveLength(1);
+  });
+});
