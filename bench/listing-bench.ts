@@ -48,5 +48,5 @@ export async function benchListings(bench: BenchContext): Promise<void> {
   bench.report('computed listing (search + tag filter): p99', `${percentile(computedTimes, 0.99).toFixed(2)} ms`, 'target ≤ 5 ms');
   bench.report('prebuilt listing page from memory: p50 / p99 (baseline)', `${percentile(staticTimes, 0.5).toFixed(2)} / ${percentile(staticTimes, 0.99).toFixed(2)} ms`, '');
   bench.report('computed / prebuilt, p99', `${(percentile(computedTimes, 0.99) / percentile(staticTimes, 0.99)).toFixed(1)}×`, '');
-  server.close();
+  await server.close();
 }

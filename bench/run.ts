@@ -6,6 +6,7 @@ import { benchBuilds } from './build-bench.ts';
 import { benchCompression } from './compression-bench.ts';
 import { benchEnrichment } from './enrich-bench.ts';
 import { benchListings } from './listing-bench.ts';
+import { benchQueries } from './query-bench.ts';
 import { benchStaticReads } from './static-bench.ts';
 
 /** Shared state of one bench run: its scratch folder and the figures printed so far. */
@@ -24,6 +25,7 @@ const SECTIONS: Record<string, (bench: BenchContext) => Promise<void>> = {
   listings: benchListings,
   compression: benchCompression,
   enrichment: benchEnrichment,
+  queries: benchQueries,
 };
 
 async function main(): Promise<void> {

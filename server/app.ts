@@ -31,7 +31,8 @@ export interface GeoshelfServer {
   snapshot: () => CatalogSnapshot;
   /** Loads `dist/` again if its manifest changed; returns whether it did. */
   reload: () => boolean;
-  close: () => void;
+  /** Stops reloading and the query workers. */
+  close: () => Promise<void>;
 }
 
 /**
@@ -69,7 +70,7 @@ export function createServer(options: AppOptions): GeoshelfServer {
   });
   // Preflights are answered before routing, so every route, the query routes included, allows cross-origin calls.
   app.use((event) => (event.req.method === 'OPTIONS' ? new FastResponse(null, { status: 204, headers: PREFLIGHT_HEADERS }) : undefined));
-  registerQueryRoutes(app);
+  const queries = registerQueryRoutes(app, config, () => snapshot);
   app.get(DOWNLOAD_ZIP_ROUTE, (event) => answerDownloadZip(snapshot, config.dataDir, event.context.params ?? {}));
   app.all('/**', (event) => {
     const method = event.req.method;
@@ -105,5 +106,9 @@ export function createServer(options: AppOptions): GeoshelfServer {
     }
     return app.fetch(request);
   };
-  return { app, fetch, snapshot: () => snapshot, reload, close: () => clearInterval(interval) };
+  const close = async () => {
+    clearInterval(interval);
+    await queries.close();
+  };
+  return { app, fetch, snapshot: () => snapshot, reload, close };
 }

@@ -28,6 +28,13 @@ async function main(): Promise<void> {
   const server = serve({ fetch: geoshelf.fetch, port: config.port, hostname: config.host, silent: true });
   await server.ready();
   console.log(`geoshelf is serving ${config.baseUrl}/api (data under ${config.storageBaseUrl}) on ${config.host}:${config.port}`);
+  const stop = async () => {
+    await server.close();
+    await geoshelf.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
 }
 
 await main();

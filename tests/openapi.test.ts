@@ -34,6 +34,7 @@ describe('the OpenAPI document', () => {
       '/api/queries',
       '/api/queries/{query_id}/bounds',
       '/api/queries/{query_id}/pages',
+      '/api/queries/{query_id}/tiles/{z}/{x}/{y}.mvt',
     ]);
   });
 

@@ -135,11 +135,11 @@ describe('bad requests', () => {
     expect(ProblemSchema.parse(await response.json()).status).toBe(405);
   });
 
-  it('answers query routes with a QueryError while the query service is not built', async () => {
+  it('answers a malformed query request with a QueryError, not a Problem', async () => {
     const response = await server.fetch(new Request('http://localhost/api/queries', { method: 'POST', body: '{}' }));
-    expect(response.status).toBe(503);
+    expect(response.status).toBe(400);
     expect(response.headers.get('content-type')).toBe('application/json');
-    expect(QueryErrorSchema.parse(await response.json()).code).toBe('query_service_unavailable');
+    expect(QueryErrorSchema.parse(await response.json()).code).toBe('invalid_request');
   });
 });
 

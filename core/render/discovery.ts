@@ -39,7 +39,7 @@ export function renderApiRoot(context: RenderContext): ApiRoot {
       tag_filters: 'tag_filters=key:value[,key:value…]; values of one key match any of them, different keys must all match. GET /api/collections/{slug}/datasets/tags lists keys and values.',
       schema: 'GET …/files/{file}/schema returns the data dictionary of the newest schema-capable version; version selects another; column_offset/column_limit (1–50, default 25) page the columns.',
       downloads: 'Download GeoParquet files from the url of a source (file metadata route, or dataset detail with include_urls=true) for bulk analysis.',
-      queries: 'POST /api/queries runs bounded SQL over sources. This deployment does not run the query service yet: query routes answer 503 with code query_service_unavailable.',
+      queries: 'POST /api/queries {sources: [{alias, collection_id, dataset_id, file_id, file_source_id}], sql, limit} runs one bounded SELECT over GeoParquet sources (aliases are the table names) and returns a page with query_token. Send the token in X-Service-Query-Token to POST …/pages {offset, page_size}, GET …/bounds and GET …/tiles/{z}/{x}/{y}.mvt.',
       not_served: `The links ${UNBUILT_SURFACES.join(', ')} are named by the contract but not served by this deployment yet; they answer 404.`,
     },
   };

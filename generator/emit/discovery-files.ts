@@ -55,9 +55,24 @@ files carry a \`bbox\` covering column, so a bounding-box filter reads only the 
 
 ## Queries
 
-The contract defines \`POST ${base}/api/queries\` for bounded SQL over sources, with paging tokens, bounds and
-vector tiles. This deployment does not run the query service yet: those routes answer 503 with code
-\`query_service_unavailable\`.
+\`POST ${base}/api/queries\` runs one SELECT over GeoParquet sources and returns the first page:
+
+\`\`\`json
+{"sources": [{"alias": "countries", "collection_id": 1, "dataset_id": 1, "file_id": 1, "file_source_id": 1}],
+ "sql": "SELECT name, geometry FROM countries ORDER BY name", "limit": 100}
+\`\`\`
+
+- Take the four ids from the dataset detail route (dataset id, file id, source id) and the collection id; the
+  alias is the table name in the SQL. Up to 8 sources; SQL up to 8 KiB; \`limit\` 1–1000 (default 100).
+- Only reading SQL is accepted: one SELECT over the aliases, with an allowlist of functions (no file access,
+  no settings). Queries stop at their deadline (504); a busy service answers 503: retry later.
+- Geometries come back as GeoJSON geometry objects; \`result_crs\` (e.g. EPSG:3857) reprojects them and
+  \`geometry_column\` picks one of several.
+- The answer holds \`query_token\`. Send it in the \`X-Service-Query-Token\` header to
+  \`POST …/api/queries/{query_id}/pages\` with \`{"offset": 100, "page_size": 100}\`, to
+  \`GET …/bounds\` (the WGS84 extent of the whole result) and to \`GET …/tiles/{z}/{x}/{y}.mvt\` (vector tiles; the
+  token may also go in a \`token\` query parameter). Add ORDER BY for stable pages.
+- Errors are \`{"code", "message"}\`; codes are stable (README, "Query errors").
 
 ## Not served yet
 
@@ -126,7 +141,7 @@ export function renderDiscoveryFiles(index: CatalogIndex): TreeFile[] {
         { type: 'llms-txt', url: `${base}/llms.txt`, status: 'available' },
         { type: 'agent-skills', url: `${base}/.well-known/agent-skills/index.json`, status: 'available' },
         { type: 'api-catalog', url: `${base}/.well-known/api-catalog`, status: 'available' },
-        { type: 'query-service', url: `${base}/api/queries`, status: 'not_available' },
+        { type: 'query-service', url: `${base}/api/queries`, status: 'available' },
         { type: 'mcp', url: `${base}/mcp`, status: 'not_available' },
       ],
     }),

@@ -118,6 +118,28 @@ export function createOpenApiDocument(baseUrl: string): Json {
           responses: queryResponses(json(ref('QueryResult'), 'The page.')),
         },
       },
+      '/api/queries/{query_id}/tiles/{z}/{x}/{y}.mvt': {
+        get: {
+          operationId: 'getQueryTile', tags: [queries], summary: 'Vector tile of a result',
+          description: 'The Mapbox Vector Tile (layer "result") of the query result at z/x/y: features clipped with a buffer and simplified per zoom, at most GEOSHELF_TILE_MAX_FEATURES of them. The token goes in X-Service-Query-Token, or in the token query parameter for map clients that cannot set headers.',
+          parameters: [
+            queryIdPath,
+            inPath('z', 'Zoom, 0 to 24.', { type: 'integer', minimum: 0, maximum: 24 }),
+            inPath('x', 'Column, 0 to 2^z - 1.', { type: 'integer', minimum: 0 }),
+            inPath('y', 'Row, 0 to 2^z - 1.', { type: 'integer', minimum: 0 }),
+            { ...tokenHeader, required: false, description: 'The query_token; or use the token query parameter.' },
+            inQuery('token', 'The query_token, when the header cannot be sent.', { type: 'string' }),
+          ],
+          responses: {
+            200: { description: 'The tile.', content: { 'application/vnd.mapbox-vector-tile': { schema: { type: 'string', contentMediaType: 'application/vnd.mapbox-vector-tile' } } } },
+            204: { description: 'No feature of the result meets this tile.' },
+            400: queryError('Invalid tile address, query_id or token.'),
+            422: queryError('The result has no geometry.'),
+            503: queryError('The query service is busy.'),
+            504: queryError('The tile query timed out.'),
+          },
+        },
+      },
       '/api/queries/{query_id}/bounds': {
         get: {
           operationId: 'getQueryBounds', tags: [queries], summary: 'Bounds of a result', description: 'WGS84 extent of the whole result, for map framing.',

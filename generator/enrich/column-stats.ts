@@ -1,4 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { logicalType, quoteIdentifier } from '../../core/sql.ts';
 
 /** Up to this many rows, `num_unique_values` is exact (a GROUP BY per column); above it, a HyperLogLog estimate. */
 export const EXACT_DISTINCT_MAX_ROWS = 5_000_000;
@@ -24,29 +25,6 @@ export interface ColumnFacts {
   max: number | null;
   length: number | null;
   possible: string[] | null;
-}
-
-/** Maps a DuckDB type to the contract's type names, with further documented names for the rest. */
-export function logicalType(duckdbType: string): string {
-  const type = duckdbType.toUpperCase();
-  if (/^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT)$/.test(type)) return 'integer';
-  if (/^(FLOAT|DOUBLE|REAL)$/.test(type) || type.startsWith('DECIMAL')) return 'float';
-  if (type === 'VARCHAR') return 'string';
-  if (type === 'BOOLEAN') return 'boolean';
-  if (type === 'DATE') return 'date';
-  if (type.startsWith('TIMESTAMP')) return 'timestamp';
-  if (type === 'TIME') return 'time';
-  if (type === 'GEOMETRY') return 'geometry';
-  if (type === 'BLOB') return 'binary';
-  if (type === 'JSON') return 'json';
-  if (type.startsWith('STRUCT')) return 'struct';
-  if (type.endsWith('[]') || type.startsWith('MAP')) return 'list';
-  return type.toLowerCase();
-}
-
-/** Quotes an identifier for DuckDB. */
-export function quoteIdentifier(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
 }
 
 const STATS_TYPES = new Set(['integer', 'float', 'string', 'boolean', 'date', 'timestamp', 'time']);

@@ -1,7 +1,8 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { isLonLat, reprojectBounds, resolveCrs } from '../../core/geo/crs.ts';
 import type { InvalidReason } from '../../core/geo/wkb-inspect.ts';
-import { computeColumnStats, quoteIdentifier, type ColumnFacts } from './column-stats.ts';
+import { quoteIdentifier, quoteLiteral } from '../../core/sql.ts';
+import { computeColumnStats, type ColumnFacts } from './column-stats.ts';
 import { scanGeoJsonColumn, scanWkbColumn, type GeometryScan } from './geometry-stats.ts';
 
 /** Bumped whenever inspection returns something different for the same file; older cache entries are dropped. */
@@ -33,10 +34,6 @@ interface GeoMetadata {
 
 const RELATION = 'inspected';
 
-function literal(text: string): string {
-  return `'${text.replaceAll("'", "''")}'`;
-}
-
 async function describe(connection: DuckDBConnection): Promise<{ name: string; duckdbType: string }[]> {
   const rows = (await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${RELATION}`)).getRowObjects();
   return rows.map((row) => ({ name: String(row.column_name), duckdbType: String(row.column_type) }));
@@ -59,7 +56,7 @@ function finishGeometry(scan: GeometryScan, column: string, rows: number, crs: s
  * geometry (types, validity, extent), the extent reprojected to WGS84 when the file's CRS needs it.
  */
 export async function inspectGeoParquet(connection: DuckDBConnection, path: string): Promise<DataFacts> {
-  const file = literal(path);
+  const file = quoteLiteral(path);
   // Read WKB as the bytes it is: DuckDB's own conversion rejects the whole file at the first malformed geometry,
   // and counting those is the point here.
   await connection.run('SET enable_geoparquet_conversion = false');
@@ -90,7 +87,7 @@ export async function inspectGeoParquet(connection: DuckDBConnection, path: stri
  */
 export async function inspectGeoJson(connection: DuckDBConnection, path: string): Promise<DataFacts> {
   await connection.run(
-    `CREATE OR REPLACE TEMP VIEW ${RELATION} AS SELECT unnest(f.properties), f.geometry::JSON AS geometry FROM (SELECT unnest(features) AS f FROM read_json(${literal(path)}, maximum_object_size = 1073741824))`,
+    `CREATE OR REPLACE TEMP VIEW ${RELATION} AS SELECT unnest(f.properties), f.geometry::JSON AS geometry FROM (SELECT unnest(features) AS f FROM read_json(${quoteLiteral(path)}, maximum_object_size = 1073741824))`,
   );
   const rows = Number((await connection.runAndReadAll(`SELECT count(*) AS n FROM ${RELATION}`)).getRowObjects()[0]?.n ?? 0);
   const columns = await describe(connection);

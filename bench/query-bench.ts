@@ -1,0 +1,98 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { encodeTile, tileBounds } from '../core/geo/mvt.ts';
+import { buildCatalog } from '../generator/build.ts';
+import { createServer } from '../server/app.ts';
+import { benchConfig, median } from './build-bench.ts';
+import type { BenchContext } from './run.ts';
+import { writeSyntheticPoints } from './synthetic-parquet.ts';
+
+const ROUNDS = 15;
+
+async function timeIt(rounds: number, run: () => Promise<unknown>): Promise<number> {
+  await run();
+  const times: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const started = performance.now();
+    await run();
+    times.push(performance.now() - started);
+  }
+  return median(times);
+}
+
+/** A one-dataset catalog over the synthetic 1M-point file, built into the bench folder. */
+async function buildPointsCatalog(root: string, repo: string, dataDir: string) {
+  const catalogDir = join(root, 'points-catalog');
+  await mkdir(join(catalogDir, 'collections'), { recursive: true });
+  await mkdir(join(catalogDir, 'datasets'), { recursive: true });
+  await writeFile(join(catalogDir, 'formats.yaml'), await readFile(join(repo, 'catalog-data/formats.yaml'), 'utf8'));
+  await writeFile(join(catalogDir, 'storage-locations.yaml'), await readFile(join(repo, 'catalog-data/storage-locations.yaml'), 'utf8'));
+  await writeFile(join(catalogDir, 'collections/bench.yaml'), 'slug: bench\nname: Bench\n');
+  await writeFile(join(catalogDir, 'datasets/points.yaml'), [
+    'slug: points', 'collection: bench', 'name: One million points', 'files:', '  - slug: points', '    name: Points', '    formats:',
+    '      - format: geoparquet', '        sources:', '          - version: 1', '            path: points-1m.parquet', '',
+  ].join('\n'));
+  const config = { ...benchConfig(root, catalogDir, dataDir, 'points-dist'), queryKeys: 'k1:QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUE', queryTimeoutMs: 30_000 };
+  await buildCatalog({ config });
+  return config;
+}
+
+/**
+ * p50 of each query kind on 1,000,000 points through the whole service (HTTP handler, allowlist, worker
+ * process, fresh sandboxed DuckDB), beside the same work done by plain in-process DuckDB, in the same run.
+ */
+export async function benchQueries(bench: BenchContext): Promise<void> {
+  bench.section(`Queries on 1,000,000 points: p50 of ${ROUNDS} runs, service against plain in-process DuckDB`);
+  const dataDir = join(bench.root, 'points-data');
+  await mkdir(dataDir, { recursive: true });
+  const path = join(dataDir, 'points-1m.parquet');
+  await writeSyntheticPoints(path, 1_000_000);
+  const config = await buildPointsCatalog(bench.root, bench.repo, dataDir);
+  const server = createServer({ config });
+  const ids = server.snapshot().context.index.collections.get('bench')!.collection.datasets[0]!;
+  const source = { alias: 'points', collection_id: ids.collection_id, dataset_id: ids.id, file_id: ids.files[0]!.id, file_source_id: ids.files[0]!.formats[0]!.sources[0]!.id };
+  const post = async (url: string, body: unknown, headers: Record<string, string> = {}) => {
+    const response = await server.fetch(new Request(`http://x${url}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } }));
+    if (response.status !== 200) throw new Error(`${url} answered ${response.status}: ${await response.text()}`);
+    return response.json() as Promise<{ query_id: string; query_token: string }>;
+  };
+  const get = async (url: string, token: string) => {
+    const response = await server.fetch(new Request(`http://x${url}`, { headers: { 'x-service-query-token': token } }));
+    if (response.status !== 200 && response.status !== 204) throw new Error(`${url} answered ${response.status}`);
+    return response.arrayBuffer();
+  };
+  const plain = await DuckDBInstance.create(':memory:', { threads: String(config.queryThreads) });
+  const connection = await plain.connect();
+  await connection.run(`CREATE VIEW points AS SELECT * FROM read_parquet('${path}')`);
+  const plainPage = (sql: string, offset = 0, limit = 100) => connection.runAndReadAll(`SELECT * FROM (${sql}) LIMIT ${limit + 1} OFFSET ${offset}`).then((reader) => reader.getRows());
+
+  const cases: [string, () => Promise<unknown>, () => Promise<unknown>][] = [];
+  const firstPage = 'SELECT * FROM points';
+  cases.push(['first page of SELECT * (limit 100)', () => post('/api/queries', { sources: [source], sql: firstPage, limit: 100 }), () => plainPage(firstPage)]);
+  const filtered = "SELECT id, score, colour, zone FROM points WHERE score > 900 AND colour = 'red' ORDER BY score DESC";
+  cases.push(['filter with ORDER BY', () => post('/api/queries', { sources: [source], sql: filtered, limit: 100 }), () => plainPage(filtered)]);
+  const grouped = 'SELECT colour, zone, count(*) AS n, avg(score) AS mean FROM points GROUP BY colour, zone ORDER BY colour, zone';
+  cases.push(['GROUP BY aggregate', () => post('/api/queries', { sources: [source], sql: grouped, limit: 100 }), () => plainPage(grouped)]);
+  const ordered = await post('/api/queries', { sources: [source], sql: 'SELECT id, score FROM points ORDER BY id', limit: 100 });
+  cases.push(['deep page (offset 500,000)', () => post(`/api/queries/${ordered.query_id}/pages`, { offset: 500_000, page_size: 100 }, { 'x-service-query-token': ordered.query_token }), () => plainPage('SELECT id, score FROM points ORDER BY id', 500_000)]);
+  const all = await post('/api/queries', { sources: [source], sql: 'SELECT * FROM points', limit: 1 });
+  cases.push(['bounds of the whole result', () => get(`/api/queries/${all.query_id}/bounds`, all.query_token), () => connection.runAndReadAll('SELECT min(bbox.xmin), min(bbox.ymin), max(bbox.xmax), max(bbox.ymax) FROM points')]);
+  for (const [z, x, y] of [[4, 8, 5], [12, 2100, 1400]] as const) {
+    const plainTile = async () => {
+      const [w, s, e, n] = tileBounds(z, x, y);
+      const rows = (await connection.runAndReadAll(`SELECT st_asbinary(geometry), id, colour FROM points WHERE bbox.xmax >= ${w} AND bbox.xmin <= ${e} AND bbox.ymax >= ${s} AND bbox.ymin <= ${n} LIMIT ${config.tileMaxFeatures + 1}`)).getRows();
+      return encodeTile(rows.map((row) => ({ wkb: (row[0] as { bytes: Uint8Array }).bytes, properties: { id: Number(row[1]), colour: String(row[2]) } })), z, x, y, { layerName: 'result', maxFeatures: config.tileMaxFeatures });
+    };
+    const tileQuery = await post('/api/queries', { sources: [source], sql: 'SELECT id, colour, geometry, bbox FROM points', limit: 1 });
+    cases.push([`one tile at z=${z}`, () => get(`/api/queries/${tileQuery.query_id}/tiles/${z}/${x}/${y}.mvt`, tileQuery.query_token), plainTile]);
+  }
+  for (const [name, service, baseline] of cases) {
+    const serviceMs = await timeIt(ROUNDS, service);
+    const plainMs = await timeIt(ROUNDS, baseline);
+    bench.report(name, `${serviceMs.toFixed(1)} ms`, `plain DuckDB ${plainMs.toFixed(1)} ms, ${(serviceMs / plainMs).toFixed(2)}×, +${(serviceMs - plainMs).toFixed(1)} ms`);
+  }
+  connection.closeSync();
+  plain.closeSync();
+  await server.close();
+}

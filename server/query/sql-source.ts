@@ -1,0 +1,131 @@
+/** One word or symbol of SQL text outside strings, quoted identifiers and comments. */
+interface SqlToken {
+  kind: 'word' | 'symbol' | 'literal';
+  text: string;
+}
+
+const WORD_START = /[A-Za-z_\u0080-\uffff]/;
+const WORD_PART = /[A-Za-z0-9_$\u0080-\uffff]/;
+const DOLLAR_TAG = /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/;
+
+/** Index just past the quote that closes the literal opened at `start` (`''` escapes; `\` too when `backslash`). */
+function skipQuoted(sql: string, start: number, quote: string, backslash: boolean): number {
+  let i = start + 1;
+  while (i < sql.length) {
+    const char = sql[i];
+    if (backslash && char === '\\') i += 2;
+    else if (char === quote && sql[i + 1] === quote) i += 2;
+    else if (char === quote) return i + 1;
+    else i++;
+  }
+  return sql.length;
+}
+
+/** Index just past the (nestable) block comment opened at `start`. */
+function skipBlockComment(sql: string, start: number): number {
+  let depth = 0;
+  let i = start;
+  while (i < sql.length) {
+    if (sql.startsWith('/*', i)) {
+      depth++;
+      i += 2;
+    } else if (sql.startsWith('*/', i)) {
+      i += 2;
+      if (--depth === 0) return i;
+    } else i++;
+  }
+  return sql.length;
+}
+
+/**
+ * Splits SQL into tokens the way DuckDB's (PostgreSQL) lexer does, far enough to count statements and spot
+ * keywords: strings (`'…'`, `E'…'`, `$tag$…$tag$`), quoted identifiers and comments become opaque.
+ */
+function* scanSql(sql: string): Generator<SqlToken> {
+  let i = 0;
+  while (i < sql.length) {
+    const char = sql[i]!;
+    const next = sql[i + 1];
+    if (/\s/.test(char)) i++;
+    else if (char === '-' && next === '-') {
+      const end = sql.indexOf('\n', i);
+      i = end < 0 ? sql.length : end + 1;
+    } else if (char === '/' && next === '*') i = skipBlockComment(sql, i);
+    else if (char === "'" || char === '"') {
+      const end = skipQuoted(sql, i, char, false);
+      yield { kind: char === "'" ? 'literal' : 'word', text: sql.slice(i, end) };
+      i = end;
+    } else if ((char === 'E' || char === 'e') && next === "'") {
+      const end = skipQuoted(sql, i + 1, "'", true);
+      yield { kind: 'literal', text: sql.slice(i, end) };
+      i = end;
+    } else if (char === '$' && DOLLAR_TAG.test(sql.slice(i, i + 64))) {
+      const tag = DOLLAR_TAG.exec(sql.slice(i, i + 64))![0];
+      const close = sql.indexOf(tag, i + tag.length);
+      const end = close < 0 ? sql.length : close + tag.length;
+      yield { kind: 'literal', text: sql.slice(i, end) };
+      i = end;
+    } else if (WORD_START.test(char)) {
+      let end = i + 1;
+      while (end < sql.length && WORD_PART.test(sql[end]!)) end++;
+      yield { kind: 'word', text: sql.slice(i, end) };
+      i = end;
+    } else {
+      yield { kind: 'symbol', text: char };
+      i++;
+    }
+  }
+}
+
+/** How many non-empty statements `;` separates in `sql`. */
+export function countStatements(sql: string): number {
+  let count = 0;
+  let empty = true;
+  for (const token of scanSql(sql)) {
+    if (token.text === ';' && token.kind === 'symbol') {
+      if (!empty) count++;
+      empty = true;
+    } else empty = false;
+  }
+  return empty ? count : count + 1;
+}
+
+/** Whether `sql` says `WITH RECURSIVE`, which the parser does not mark when no CTE refers to itself. */
+export function saysWithRecursive(sql: string): boolean {
+  let previous = '';
+  for (const token of scanSql(sql)) {
+    const word = token.kind === 'word' ? token.text.toLowerCase() : '';
+    if (previous === 'with' && word === 'recursive') return true;
+    previous = word;
+  }
+  return false;
+}
+
+/**
+ * The user's SQL as DuckDB sees it: UTF-8 bytes. DuckDB reports positions as byte offsets; these helpers
+ * turn them into JavaScript string indexes and read the text found there.
+ */
+export class SqlSource {
+  readonly #sql: string;
+  #bytes: Buffer | undefined;
+
+  constructor(sql: string) {
+    this.#sql = sql;
+  }
+
+  get #utf8(): Buffer {
+    return (this.#bytes ??= Buffer.from(this.#sql, 'utf8'));
+  }
+
+  /** The string index (UTF-16 code units) of byte `offset`, or undefined when it lies outside the text. */
+  indexOf(offset: number): number | undefined {
+    if (!Number.isSafeInteger(offset) || offset < 0 || offset > this.#utf8.length) return undefined;
+    return this.#utf8.subarray(0, offset).toString('utf8').length;
+  }
+
+  /** Up to `length` characters of the text that starts at byte `offset` (empty when outside). */
+  textAt(offset: unknown, length = 64): string {
+    if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0) return '';
+    return this.#utf8.subarray(offset, offset + length * 4).toString('utf8').slice(0, length);
+  }
+}

@@ -1,0 +1,52 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { toSafeError } from './engine-errors.ts';
+import type { FromWorker, QueryTask, TaskOutcome, ToWorker } from './protocol.ts';
+import { runBounds, runPage, runTile, TaskFailure } from './run-task.ts';
+import { openSandbox } from './sandbox.ts';
+
+/**
+ * A query worker process (layer 3 of the sandbox): runs one task at a time in a fresh sandboxed DuckDB
+ * instance and answers with rows, bounds or a tile, or with a safe error. The API process kills and replaces
+ * it when it overruns its deadline or its memory cap, so nothing a query does can reach the API process.
+ */
+let current: { id: number; connection: DuckDBConnection | undefined; interrupted: boolean } | undefined;
+
+async function run(id: number, task: QueryTask): Promise<TaskOutcome> {
+  current = { id, connection: undefined, interrupted: false };
+  const state = current;
+  let sandbox: Awaited<ReturnType<typeof openSandbox>> | undefined;
+  try {
+    sandbox = await openSandbox(task.sources, task.settings);
+    state.connection = sandbox.connection;
+    if (state.interrupted) throw new TaskFailure(504, 'query_timeout', 'The query ran past its deadline and was stopped.');
+    const interrupted = () => state.interrupted;
+    const value = task.kind === 'page'
+      ? await runPage(sandbox.connection, task, interrupted)
+      : task.kind === 'bounds' ? await runBounds(sandbox.connection, task, interrupted) : await runTile(sandbox.connection, task, interrupted);
+    return { ok: true, value };
+  } catch (error) {
+    if (error instanceof TaskFailure) return { ok: false, status: error.status, code: error.code, message: error.message };
+    if (state.interrupted) return { ok: false, status: 504, code: 'query_timeout', message: 'The query ran past its deadline and was stopped.' };
+    return { ok: false, ...toSafeError(error) };
+  } finally {
+    sandbox?.close();
+    current = undefined;
+  }
+}
+
+function send(message: FromWorker): void {
+  process.send?.(message);
+}
+
+process.on('message', (message: ToWorker) => {
+  if (message.type === 'interrupt') {
+    if (current?.id === message.id) {
+      current.interrupted = true;
+      current.connection?.interrupt();
+    }
+    return;
+  }
+  void run(message.id, message.task).then((outcome) => send({ type: 'done', id: message.id, outcome }));
+});
+process.on('disconnect', () => process.exit(0));
+send({ type: 'ready' });
