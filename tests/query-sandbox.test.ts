@@ -74,10 +74,17 @@ describe('hostile SQL', () => {
 describe('runaway queries', () => {
   it('a five-way cross join answers 504 within the deadline plus a second, and the service works right after', async () => {
     const started = performance.now();
-    const response = await query('SELECT count(*) FROM cities a, cities b, cities c, cities d, cities e');
+    const response = await query('SELECT count(*) FROM countries a, countries b, countries c, countries d, countries e');
     expect(response.status).toBe(504);
     expect(QueryErrorSchema.parse(await response.json()).code).toBe('query_timeout');
     expect(performance.now() - started).toBeLessThan(DEADLINE + 1000);
+    await expectNormalQueryWorks();
+  });
+
+  it('a cross join too large to hold stops at the memory limit with 422', async () => {
+    const response = await query('SELECT count(*) FROM cities a, cities b, cities c, cities d, cities e WHERE a.population + b.population + c.population + d.population + e.population = 7');
+    expect(response.status).toBe(422);
+    expect(QueryErrorSchema.parse(await response.json()).code).toBe('query_out_of_memory');
     await expectNormalQueryWorks();
   });
 

@@ -21,7 +21,8 @@ export class TaskFailure extends Error {
 
 /** The user's SQL as a subquery: newlines keep a trailing `--` comment from swallowing the parenthesis. */
 function subquery(sql: string): string {
-  return `(\n${sql.replace(/;\s*$/, '')}\n) AS __geoshelf_result`;
+  // A final `;` (perhaps followed by comments) ends the statement; inside parentheses it would break it.
+  return `(\n${sql.replace(/;(?:\s|--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)*$/, '')}\n) AS __geoshelf_result`;
 }
 
 /** Bytes this process has read through system calls so far (Linux); 0 where /proc is not there. */

@@ -102,8 +102,8 @@ export function saysWithRecursive(sql: string): boolean {
 }
 
 /**
- * The user's SQL as DuckDB sees it: UTF-8 bytes. DuckDB reports positions as byte offsets; these helpers
- * turn them into JavaScript string indexes and read the text found there.
+ * The user's SQL as DuckDB sees it. Syntax tree locations are UTF-8 byte offsets, while parse errors count
+ * code points; these helpers read the text at the former and turn the latter into a JavaScript index.
  */
 export class SqlSource {
   readonly #sql: string;
@@ -117,10 +117,17 @@ export class SqlSource {
     return (this.#bytes ??= Buffer.from(this.#sql, 'utf8'));
   }
 
-  /** The string index (UTF-16 code units) of byte `offset`, or undefined when it lies outside the text. */
-  indexOf(offset: number): number | undefined {
-    if (!Number.isSafeInteger(offset) || offset < 0 || offset > this.#utf8.length) return undefined;
-    return this.#utf8.subarray(0, offset).toString('utf8').length;
+  /** The string index (UTF-16 code units, as JavaScript counts) of code point `offset`, as DuckDB reports errors. */
+  indexOfCodePoint(offset: number): number | undefined {
+    if (!Number.isSafeInteger(offset) || offset < 0) return undefined;
+    let index = 0;
+    let count = 0;
+    for (const char of this.#sql) {
+      if (count === offset) return index;
+      index += char.length;
+      count++;
+    }
+    return count === offset ? index : undefined;
   }
 
   /** Up to `length` characters of the text that starts at byte `offset` (empty when outside). */

@@ -61,9 +61,9 @@ function refuseParseError(result: SerializedSql, sql: string): SqlRefusal {
   if (/max expression depth|memory exhausted|stack depth/i.test(message)) return tooComplex();
   if (result.error_type === 'not implemented' && /only select statements/i.test(message)) return countStatements(sql) > 1 ? multipleStatements() : notSelect();
   if (/named and positional parameters/i.test(message)) return refuse('sql_parameter_not_allowed', 'Query parameters ($1, ?, $name) are not supported; write the values into the query.');
-  const position = result.position === undefined ? undefined : new SqlSource(sql).indexOf(Number(result.position));
+  const position = result.position === undefined ? undefined : new SqlSource(sql).indexOfCodePoint(Number(result.position));
   if (position === undefined) return refuse('sql_syntax_error', 'The query could not be parsed; check its SQL syntax.');
-  return { ...refuse('sql_syntax_error', `The query could not be parsed: syntax error at character ${position}.`), position };
+  return { ...refuse('sql_syntax_error', `The query could not be parsed: syntax error at character offset ${position}.`), position };
 }
 
 /** Holds one locked-down in-memory DuckDB instance used only to parse. Long-lived (one per API process). */
@@ -84,14 +84,15 @@ export class SqlParser {
   /** Opens the parser: no extensions, no external access, then the configuration locked. */
   static async create(): Promise<SqlParser> {
     const instance = await DuckDBInstance.create(':memory:', {
+      threads: '1',
+      memory_limit: '256MB',
+      temp_directory: '',
       autoinstall_known_extensions: 'false',
       autoload_known_extensions: 'false',
       allow_community_extensions: 'false',
       allow_unsigned_extensions: 'false',
+      // Last: DuckDB refuses to change path settings such as temp_directory once external access is off.
       enable_external_access: 'false',
-      temp_directory: '',
-      threads: '1',
-      memory_limit: '256MB',
     });
     const connection = await instance.connect();
     try {
