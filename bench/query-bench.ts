@@ -29,10 +29,11 @@ async function buildPointsCatalog(root: string, repo: string, dataDir: string) {
   await writeFile(join(catalogDir, 'formats.yaml'), await readFile(join(repo, 'catalog-data/formats.yaml'), 'utf8'));
   await writeFile(join(catalogDir, 'storage-locations.yaml'), await readFile(join(repo, 'catalog-data/storage-locations.yaml'), 'utf8'));
   await writeFile(join(catalogDir, 'collections/bench.yaml'), 'slug: bench\nname: Bench\n');
-  await writeFile(join(catalogDir, 'datasets/points.yaml'), [
-    'slug: points', 'collection: bench', 'name: One million points', 'files:', '  - slug: points', '    name: Points', '    formats:',
-    '      - format: geoparquet', '        sources:', '          - version: 1', '            path: points-1m.parquet', '',
-  ].join('\n'));
+  const file = (slug: string, path: string) => [
+    `  - slug: ${slug}`, `    name: ${slug}`, '    formats:', '      - format: geoparquet', '        sources:', '          - version: 1', `            path: ${path}`,
+  ];
+  await writeFile(join(catalogDir, 'datasets/points.yaml'), ['slug: points', 'collection: bench', 'name: One million points', 'files:',
+    ...file('points', 'points-1m.parquet'), ...file('points-random', 'points-1m-random.parquet'), ''].join('\n'));
   const config = { ...benchConfig(root, catalogDir, dataDir, 'points-dist'), queryKeys: 'k1:QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUE', queryTimeoutMs: 30_000 };
   await buildCatalog({ config });
   return config;
@@ -48,10 +49,12 @@ export async function benchQueries(bench: BenchContext): Promise<void> {
   await mkdir(dataDir, { recursive: true });
   const path = join(dataDir, 'points-1m.parquet');
   await writeSyntheticPoints(path, 1_000_000);
+  await writeSyntheticPoints(join(dataDir, 'points-1m-random.parquet'), 1_000_000, { spatialOrder: false });
   const config = await buildPointsCatalog(bench.root, bench.repo, dataDir);
   const server = createServer({ config });
   const ids = server.snapshot().context.index.collections.get('bench')!.collection.datasets[0]!;
-  const source = { alias: 'points', collection_id: ids.collection_id, dataset_id: ids.id, file_id: ids.files[0]!.id, file_source_id: ids.files[0]!.formats[0]!.sources[0]!.id };
+  const sourceOf = (index: number) => ({ alias: 'points', collection_id: ids.collection_id, dataset_id: ids.id, file_id: ids.files[index]!.id, file_source_id: ids.files[index]!.formats[0]!.sources[0]!.id });
+  const source = sourceOf(0);
   const post = async (url: string, body: unknown, headers: Record<string, string> = {}) => {
     const response = await server.fetch(new Request(`http://x${url}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } }));
     if (response.status !== 200) throw new Error(`${url} answered ${response.status}: ${await response.text()}`);
@@ -78,14 +81,15 @@ export async function benchQueries(bench: BenchContext): Promise<void> {
   cases.push(['deep page (offset 500,000)', () => post(`/api/queries/${ordered.query_id}/pages`, { offset: 500_000, page_size: 100 }, { 'x-service-query-token': ordered.query_token }), () => plainPage('SELECT id, score FROM points ORDER BY id', 500_000)]);
   const all = await post('/api/queries', { sources: [source], sql: 'SELECT * FROM points', limit: 1 });
   cases.push(['bounds of the whole result', () => get(`/api/queries/${all.query_id}/bounds`, all.query_token), () => connection.runAndReadAll('SELECT min(bbox.xmin), min(bbox.ymin), max(bbox.xmax), max(bbox.ymax) FROM points')]);
-  for (const [z, x, y] of [[4, 8, 5], [12, 2100, 1400]] as const) {
+  await connection.run(`CREATE VIEW points_random AS SELECT * FROM read_parquet('${join(dataDir, 'points-1m-random.parquet')}')`);
+  for (const [label, view, index, z, x, y] of [['', 'points', 0, 4, 8, 5], ['', 'points', 0, 12, 2100, 1400], [', rows in random order', 'points_random', 1, 4, 8, 5]] as const) {
     const plainTile = async () => {
-      const [w, s, e, n] = tileBounds(z, x, y);
-      const rows = (await connection.runAndReadAll(`SELECT st_asbinary(geometry), id, colour FROM points WHERE bbox.xmax >= ${w} AND bbox.xmin <= ${e} AND bbox.ymax >= ${s} AND bbox.ymin <= ${n} LIMIT ${config.tileMaxFeatures + 1}`)).getRows();
+      const [w, s, e, n] = tileBounds(z, x, y, 64);
+      const rows = (await connection.runAndReadAll(`SELECT st_asbinary(geometry), id, colour FROM ${view} WHERE bbox.xmax >= ${w} AND bbox.xmin <= ${e} AND bbox.ymax >= ${s} AND bbox.ymin <= ${n} LIMIT ${config.tileMaxFeatures + 1}`)).getRows();
       return encodeTile(rows.map((row) => ({ wkb: (row[0] as { bytes: Uint8Array }).bytes, properties: { id: Number(row[1]), colour: String(row[2]) } })), z, x, y, { layerName: 'result', maxFeatures: config.tileMaxFeatures });
     };
-    const tileQuery = await post('/api/queries', { sources: [source], sql: 'SELECT id, colour, geometry, bbox FROM points', limit: 1 });
-    cases.push([`one tile at z=${z}`, () => get(`/api/queries/${tileQuery.query_id}/tiles/${z}/${x}/${y}.mvt`, tileQuery.query_token), plainTile]);
+    const tileQuery = await post('/api/queries', { sources: [sourceOf(index)], sql: 'SELECT id, colour, geometry, bbox FROM points', limit: 1 });
+    cases.push([`one tile at z=${z}${label}`, () => get(`/api/queries/${tileQuery.query_id}/tiles/${z}/${x}/${y}.mvt`, tileQuery.query_token), plainTile]);
   }
   for (const [name, service, baseline] of cases) {
     const serviceMs = await timeIt(ROUNDS, service);

@@ -44,8 +44,11 @@ interface ResultShape {
 
 async function describeResult(connection: DuckDBConnection, sql: string, wanted: string | undefined): Promise<ResultShape> {
   const rows = (await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${subquery(sql)}`)).getRowObjects();
-  const names = rows.map((row) => String(row.column_name));
-  const types = rows.map((row) => String(row.column_type));
+  return shapeOf(rows.map((row) => String(row.column_name)), rows.map((row) => String(row.column_type)), wanted);
+}
+
+/** Finds the geometry column of a result (the wanted one, or the first GEOMETRY) and whether a bbox covering sits beside it. */
+function shapeOf(names: string[], types: string[], wanted: string | undefined): ResultShape {
   let geometry: string | null = null;
   if (wanted !== undefined) {
     const index = names.indexOf(wanted);
@@ -70,13 +73,13 @@ function wkbExpression(shape: ResultShape): string {
  * cap. One extra row is read to know whether more follow.
  */
 export async function runPage(connection: DuckDBConnection, task: Extract<QueryTask, { kind: 'page' }>, isInterrupted: () => boolean): Promise<PageValue> {
-  const shape = await describeResult(connection, task.sql, task.geometryColumn);
   const before = bytesReadSoFar();
   const reader = await connection.streamAndReadUntil(`SELECT * FROM ${subquery(task.sql)} LIMIT ${task.limit + 1} OFFSET ${task.offset}`, task.limit + 1);
   if (isInterrupted()) throw new TaskFailure(504, 'query_timeout', 'The query ran past its deadline and was stopped.');
   const bytesRead = Math.max(0, bytesReadSoFar() - before);
   const types = reader.columnTypes();
   const names = reader.columnNames();
+  const shape = shapeOf(names, types.map(String), task.geometryColumn);
   const raw = reader.getRows();
   const project = task.resultCrs ? proj4('EPSG:4326', task.resultCrs).forward : undefined;
   const converter = createValueConverter(project ? { project: (position) => project(position) as [number, number] } : {});

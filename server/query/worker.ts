@@ -2,7 +2,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { toSafeError } from './engine-errors.ts';
 import type { FromWorker, QueryTask, TaskOutcome, ToWorker } from './protocol.ts';
 import { runBounds, runPage, runTile, TaskFailure } from './run-task.ts';
-import { openSandbox } from './sandbox.ts';
+import { createBlankInstance, openSandbox, type BlankInstance } from './sandbox.ts';
 
 /**
  * A query worker process (layer 3 of the sandbox): runs one task at a time in a fresh sandboxed DuckDB
@@ -10,13 +10,17 @@ import { openSandbox } from './sandbox.ts';
  * it when it overruns its deadline or its memory cap, so nothing a query does can reach the API process.
  */
 let current: { id: number; connection: DuckDBConnection | undefined; interrupted: boolean } | undefined;
+/** The instance the next query will get, made while this worker waits. */
+let next: Promise<BlankInstance> | undefined;
 
 async function run(id: number, task: QueryTask): Promise<TaskOutcome> {
   current = { id, connection: undefined, interrupted: false };
   const state = current;
   let sandbox: Awaited<ReturnType<typeof openSandbox>> | undefined;
   try {
-    sandbox = await openSandbox(task.sources, task.settings);
+    const blank = await next?.catch(() => undefined);
+    next = undefined;
+    sandbox = await openSandbox(task.sources, task.settings, { preserveOrder: task.kind !== 'tile', ...(blank ? { blank } : {}) });
     state.connection = sandbox.connection;
     if (state.interrupted) throw new TaskFailure(504, 'query_timeout', 'The query ran past its deadline and was stopped.');
     const interrupted = () => state.interrupted;
@@ -31,6 +35,7 @@ async function run(id: number, task: QueryTask): Promise<TaskOutcome> {
   } finally {
     sandbox?.close();
     current = undefined;
+    next = createBlankInstance(task.settings);
   }
 }
 
