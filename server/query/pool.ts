@@ -112,7 +112,9 @@ export class QueryPool {
     if (slot.child.exitCode === null && slot.child.signalCode === null) slot.child.kill('SIGKILL');
     if (!this.#closed) {
       this.restarts++;
-      this.#slots.push(this.#spawn());
+      // A worker that died before it was ready would die again at once: wait a second rather than spin.
+      if (slot.ready) this.#slots.push(this.#spawn());
+      else setTimeout(() => !this.#closed && this.#slots.push(this.#spawn()), 1000).unref();
     }
     if (slot.job) this.#finish(slot, slot.job.late ? TIMEOUT : outcome);
   }
