@@ -1,5 +1,5 @@
 import { serve } from 'srvx';
-import { loadConfig } from '../core/config.ts';
+import { loadConfig, type Config } from '../core/config.ts';
 import { readManifestSync } from '../core/manifest.ts';
 import { buildCatalog } from '../generator/build.ts';
 import { printBuildError } from '../generator/cli.ts';
@@ -10,19 +10,15 @@ import { createServer } from './app.ts';
 /**
  * `npm start`: brings `dist/` up to date with the records (an incremental build, quick when nothing changed),
  * then serves the API, the data files and the query routes on one port. A failed build keeps serving the
- * previous tree when there is one.
+ * previous tree when there is one. With `--no-build` (`npm run serve`) it serves the tree CI built, as a
+ * production query service does.
  */
 async function main(): Promise<void> {
   const config = loadConfig();
-  try {
-    const quiet = config.ci || !process.stdout.isTTY;
-    const result = await buildCatalog({ config, ...(quiet ? {} : { log: (line: string) => console.log(`  ${line}`), progress: createTerminalProgress(process.stdout) }) });
-    console.log(`✔ catalog built: ${result.documents} documents (${result.written.length} written)`);
-  } catch (error) {
-    if (!(error instanceof BuildError)) throw error;
-    printBuildError(error);
-    if (!readManifestSync(config.distDir)) process.exit(1);
-    console.error('Serving the previous build instead.');
+  if (!process.argv.includes('--no-build')) await buildBeforeServing(config);
+  if (!readManifestSync(config.distDir)) {
+    console.error(`✖ ${config.distDir} holds no build; run npm run build first, or npm start.`);
+    process.exit(1);
   }
   const geoshelf = createServer({ config, serveData: true, reloadIntervalMs: 2000 });
   const server = serve({ fetch: geoshelf.fetch, port: config.port, hostname: config.host, silent: true });
@@ -35,6 +31,19 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+}
+
+/** Builds incrementally; on record problems, prints them all and goes on with the previous tree, if any. */
+async function buildBeforeServing(config: Config): Promise<void> {
+  try {
+    const quiet = config.ci || !process.stdout.isTTY;
+    const result = await buildCatalog({ config, ...(quiet ? {} : { log: (line: string) => console.log(`  ${line}`), progress: createTerminalProgress(process.stdout) }) });
+    console.log(`✔ catalog built: ${result.documents} documents (${result.written.length} written)`);
+  } catch (error) {
+    if (!(error instanceof BuildError)) throw error;
+    printBuildError(error);
+    if (readManifestSync(config.distDir)) console.error('Serving the previous build instead.');
+  }
 }
 
 await main();
