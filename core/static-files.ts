@@ -1,4 +1,4 @@
-import { PROBLEM_CONTENT_TYPE, PROBLEM_DIR } from './constants.ts';
+import { PROBLEM_DIR } from './constants.ts';
 
 /** A file of the static tree: its key under dist/, its bytes and its content type. */
 export interface TreeFile {
@@ -17,17 +17,6 @@ const encoder = new TextEncoder();
 export function serializeJson(value: unknown): Buffer {
   const bytes = encoder.encode(JSON.stringify(value));
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
-/** Content type of a key of the static tree. */
-export function contentTypeForKey(key: string): string {
-  if (key.startsWith(`api/${PROBLEM_DIR}/`)) return PROBLEM_CONTENT_TYPE;
-  if (key === '.well-known/api-catalog/index.json') return 'application/linkset+json';
-  if (key.endsWith('.json')) return 'application/json';
-  if (key.endsWith('.txt')) return 'text/plain; charset=utf-8';
-  if (key.endsWith('.md')) return 'text/markdown; charset=utf-8';
-  if (key.endsWith('.html')) return 'text/html; charset=utf-8';
-  return 'application/octet-stream';
 }
 
 /**

@@ -29,11 +29,6 @@ for (const [code, definition] of Object.entries(BUNDLED)) proj4.defs(code, defin
 /** Codes that mean longitude/latitude on WGS84, so no reprojection is needed. */
 const LON_LAT = new Set(['EPSG:4326', 'OGC:CRS84', 'CRS84', 'EPSG:4979', 'OGC:CRS84H']);
 
-/** Every CRS code geoshelf can use, for messages and documentation. */
-export function listSupportedCrs(): string[] {
-  return ['EPSG:4326', 'OGC:CRS84', 'EPSG:3857', ...Object.keys(BUNDLED)];
-}
-
 /**
  * Normalises a CRS given as text (`EPSG:3857`, `epsg:3857`, `OGC:CRS84`) or as PROJJSON with an `id`, to an
  * `AUTHORITY:CODE` string that proj4 knows. Undefined when it is not one we can use.

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { API_VERSION, DEFAULT_LIST_LIMIT, MAX_COLUMN_LIMIT } from '../../core/constants.ts';
+import { API_VERSION, DEFAULT_LIST_LIMIT, MAX_COLUMN_LIMIT, PROBLEM_CONTENT_TYPE } from '../../core/constants.ts';
 import type { CatalogIndex } from '../../core/catalog-index.ts';
 import { UNBUILT_SURFACES } from '../../core/render/discovery.ts';
 import { renderProblem } from '../../core/render/problems.ts';
@@ -145,6 +145,6 @@ export function renderDiscoveryFiles(index: CatalogIndex): TreeFile[] {
         { type: 'mcp', url: `${base}/mcp`, status: 'not_available' },
       ],
     }),
-    json(NOT_FOUND_KEY, renderProblem('not-found', 'There is no such route. Start from /api or read /api/openapi.', base), 'application/problem+json'),
+    json(NOT_FOUND_KEY, renderProblem('not-found', 'There is no such route. Start from /api or read /api/openapi.', base), PROBLEM_CONTENT_TYPE),
   ];
 }

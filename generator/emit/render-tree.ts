@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import type { CatalogIndex } from '../../core/catalog-index.ts';
 import type { Manifest } from '../../core/manifest.ts';
 import { answerCatalogRoute, createRenderContext } from '../../core/render/answer.ts';
+import { PROBLEM_CONTENT_TYPE } from '../../core/constants.ts';
 import { fileKeyForRoute, type CatalogRoute } from '../../core/routes.ts';
 import { serializeJson, type TreeFile } from '../../core/static-files.ts';
 import { renderDiscoveryFiles } from './discovery-files.ts';
@@ -59,7 +60,7 @@ export function renderTree(index: CatalogIndex, options: RenderTreeOptions): Ren
       const key = fileKeyForRoute(route);
       if (key === undefined) continue;
       const answer = answerCatalogRoute(context, route);
-      files.push({ key, body: serializeJson(answer.body), type: answer.problem ? 'application/problem+json' : 'application/json' });
+      files.push({ key, body: serializeJson(answer.body), type: answer.problem ? PROBLEM_CONTENT_TYPE : 'application/json' });
       keys.push(key);
     }
     state.scopes[scope] = { hash: scopeHash, keys };
