@@ -21,9 +21,7 @@ export async function benchEnrichment(bench: BenchContext): Promise<void> {
   for (let round = 0; round < 3; round++) {
     const started = performance.now();
     const instance = await DuckDBInstance.create(':memory:', { threads: '2' });
-    const connection = await instance.connect();
-    facts = await inspectGeoParquet(connection, path);
-    connection.closeSync();
+    facts = await inspectGeoParquet(instance, path);
     instance.closeSync();
     cold.push(performance.now() - started);
   }

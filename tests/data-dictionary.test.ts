@@ -138,7 +138,7 @@ describe('planted invalid geometries', () => {
       truncated,
       null,
     ], {});
-    const facts = await inspectGeoParquet(connection, path);
+    const facts = await inspectGeoParquet(instance, path);
     expect(facts.rows).toBe(12);
     expect(facts.geometry).toMatchObject({
       invalid: 9,
@@ -151,7 +151,7 @@ describe('planted invalid geometries', () => {
 
   it('leave a clean file passing the quality check', async () => {
     const path = await writeFixture([wkb({ type: 'Polygon', coordinates: [square] }), wkb({ type: 'Point', coordinates: [-10, 5] })], {});
-    const facts = await inspectGeoParquet(connection, path);
+    const facts = await inspectGeoParquet(instance, path);
     expect(facts.geometry?.invalid).toBe(0);
     expect(passesQualityCheck(facts)).toBe(true);
   });
@@ -162,14 +162,14 @@ describe('planted invalid geometries', () => {
     const path = await writeFixture(corners.map((corner) => wkb({ type: 'Point', coordinates: toMercator.forward(corner) })), {
       crs: { $schema: 'https://proj.org/schemas/v0.7/projjson.schema.json', type: 'ProjectedCRS', name: 'WGS 84 / Pseudo-Mercator', id: { authority: 'EPSG', code: 3857 } },
     });
-    const facts = await inspectGeoParquet(connection, path);
+    const facts = await inspectGeoParquet(instance, path);
     expect(facts.geometry?.crs).toBe('EPSG:3857');
     facts.geometry!.bounds!.forEach((value, index) => expect(value).toBeCloseTo([5.9, 45.8, 10.5, 47.8][index]!, 6));
   });
 
   it('give no bounds, and say why, when the CRS cannot be identified', async () => {
     const path = await writeFixture([wkb({ type: 'Point', coordinates: [100000, 200000] })], { crs: { type: 'ProjectedCRS', name: 'local grid' } });
-    const facts = await inspectGeoParquet(connection, path);
+    const facts = await inspectGeoParquet(instance, path);
     expect(facts.geometry?.bounds).toBeNull();
     expect(facts.warnings).toEqual(['the CRS is not one geoshelf can identify, so bounds are not given']);
   });

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { hash } from 'node:crypto';
 import type { CatalogModel, FileModel, SourceModel } from '../../core/model.ts';
 import type { ColumnSchema } from '../../schemas/column.ts';
@@ -28,7 +28,7 @@ export interface EnrichResult {
 }
 
 /** Formats whose files are inspected, and how. GeoJSON is schema-capable when DuckDB's JSON reader reads it. */
-const INSPECTORS: Record<string, (connection: DuckDBConnection, path: string) => Promise<DataFacts>> = {
+const INSPECTORS: Record<string, (instance: DuckDBInstance, path: string) => Promise<DataFacts>> = {
   geoparquet: inspectGeoParquet,
   geojson: inspectGeoJson,
 };
@@ -54,7 +54,6 @@ export async function enrichSources(model: CatalogModel, localFiles: LocalDataFi
   const usedKeys = new Set<string>();
   const usedPaths = new Set<string>();
   let instance: DuckDBInstance | undefined;
-  let connection: DuckDBConnection | undefined;
   let filesRead = 0;
   const inspectable = targets.filter((target) => INSPECTORS[target.formatType]);
   const advance = createProgress('reading data files', inspectable.length, options.progress);
@@ -71,9 +70,8 @@ export async function enrichSources(model: CatalogModel, localFiles: LocalDataFi
       let facts = cache.get(key);
       if (!facts) {
         instance ??= await DuckDBInstance.create(':memory:', { threads: '2' });
-        connection ??= await instance.connect();
         try {
-          facts = await inspect(connection, target.path);
+          facts = await inspect(instance, target.path);
         } catch (error) {
           const reason = (error as Error).message.split('\n')[0]?.replaceAll(target.path, target.relative);
           const local = target.sources[0]!.local;
@@ -89,7 +87,6 @@ export async function enrichSources(model: CatalogModel, localFiles: LocalDataFi
       for (const { source, file } of target.sources) if (source.metadata) applyFacts(source.metadata, facts, file);
     }
   } finally {
-    connection?.closeSync();
     instance?.closeSync();
   }
   checkColumnDescriptions(model, fileOrigins, issues, warnings);

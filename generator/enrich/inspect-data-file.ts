@@ -1,4 +1,4 @@
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { isLonLat, reprojectBounds, resolveCrs } from '../../core/geo/crs.ts';
 import type { InvalidReason } from '../../core/geo/wkb-inspect.ts';
 import { quoteIdentifier, quoteLiteral } from '../../core/sql.ts';
@@ -55,19 +55,30 @@ function finishGeometry(scan: GeometryScan, column: string, rows: number, crs: s
  * Inspects a GeoParquet file: its GeoParquet metadata (primary column, CRS), column statistics, and every
  * geometry (types, validity, extent), the extent reprojected to WGS84 when the file's CRS needs it.
  */
-export async function inspectGeoParquet(connection: DuckDBConnection, path: string): Promise<DataFacts> {
+export async function inspectGeoParquet(instance: DuckDBInstance, path: string): Promise<DataFacts> {
+  const connection = await instance.connect();
+  const second = await instance.connect();
+  try {
+    return await inspectGeoParquetWith(connection, second, path);
+  } finally {
+    second.closeSync();
+    connection.closeSync();
+  }
+}
+
+async function inspectGeoParquetWith(connection: DuckDBConnection, second: DuckDBConnection, path: string): Promise<DataFacts> {
   const file = quoteLiteral(path);
   // Read WKB as the bytes it is: DuckDB's own conversion rejects the whole file at the first malformed geometry,
   // and counting those is the point here.
-  await connection.run('SET enable_geoparquet_conversion = false');
-  await connection.run(`CREATE OR REPLACE TEMP VIEW ${RELATION} AS SELECT * FROM read_parquet(${file})`);
+  await connection.run('SET GLOBAL enable_geoparquet_conversion = false');
+  await connection.run(`CREATE OR REPLACE VIEW ${RELATION} AS SELECT * FROM read_parquet(${file})`);
   const rows = Number((await connection.runAndReadAll(`SELECT sum(num_rows) AS n FROM parquet_file_metadata(${file})`)).getRowObjects()[0]?.n ?? 0);
   const kv = (await connection.runAndReadAll(`SELECT decode(value) AS value FROM parquet_kv_metadata(${file}) WHERE decode(key) = 'geo'`)).getRowObjects();
   const geo = kv[0] ? (JSON.parse(String(kv[0].value)) as GeoMetadata) : undefined;
   const columns = await describe(connection);
   const primary = geo?.primary_column && columns.some((column) => column.name === geo.primary_column) ? geo.primary_column : undefined;
-  const facts: DataFacts = { rows, columns: await computeColumnStats(connection, RELATION, columns, rows, primary ?? null), geometry: null, warnings: [] };
   if (!primary) {
+    const facts: DataFacts = { rows, columns: await computeColumnStats(connection, RELATION, columns, rows, null), geometry: null, warnings: [] };
     facts.warnings.push('the file has no GeoParquet metadata naming a geometry column');
     return facts;
   }
@@ -76,7 +87,13 @@ export async function inspectGeoParquet(connection: DuckDBConnection, path: stri
   const crs = declared && 'crs' in declared ? (declared.crs === null ? null : (resolveCrs(declared.crs) ?? null)) : 'OGC:CRS84';
   const type = columns.find((column) => column.name === primary)?.duckdbType.toUpperCase();
   const expression = type === 'GEOMETRY' ? `st_asbinary(${quoteIdentifier(primary)})` : quoteIdentifier(primary);
-  facts.geometry = finishGeometry(await scanWkbColumn(connection, RELATION, expression), primary, rows, crs, facts.warnings);
+  // Geometries are inspected in JavaScript while DuckDB computes the column statistics on a second connection.
+  const [statistics, scan] = await Promise.all([
+    computeColumnStats(second, RELATION, columns, rows, primary),
+    scanWkbColumn(connection, RELATION, expression),
+  ]);
+  const facts: DataFacts = { rows, columns: statistics, geometry: null, warnings: [] };
+  facts.geometry = finishGeometry(scan, primary, rows, crs, facts.warnings);
   return facts;
 }
 
@@ -85,9 +102,18 @@ export async function inspectGeoParquet(connection: DuckDBConnection, path: stri
  * columns and the geometry as JSON. Throws when the reader cannot read the file, which makes it not
  * schema-capable.
  */
-export async function inspectGeoJson(connection: DuckDBConnection, path: string): Promise<DataFacts> {
+export async function inspectGeoJson(instance: DuckDBInstance, path: string): Promise<DataFacts> {
+  const connection = await instance.connect();
+  try {
+    return await inspectGeoJsonWith(connection, path);
+  } finally {
+    connection.closeSync();
+  }
+}
+
+async function inspectGeoJsonWith(connection: DuckDBConnection, path: string): Promise<DataFacts> {
   await connection.run(
-    `CREATE OR REPLACE TEMP VIEW ${RELATION} AS SELECT unnest(f.properties), f.geometry::JSON AS geometry FROM (SELECT unnest(features) AS f FROM read_json(${quoteLiteral(path)}, maximum_object_size = 1073741824))`,
+    `CREATE OR REPLACE VIEW ${RELATION} AS SELECT unnest(f.properties), f.geometry::JSON AS geometry FROM (SELECT unnest(features) AS f FROM read_json(${quoteLiteral(path)}, maximum_object_size = 1073741824))`,
   );
   const rows = Number((await connection.runAndReadAll(`SELECT count(*) AS n FROM ${RELATION}`)).getRowObjects()[0]?.n ?? 0);
   const columns = await describe(connection);
