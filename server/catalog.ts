@@ -5,7 +5,7 @@ import { INTERNAL_DIR } from '../core/constants.ts';
 import { createCatalogIndex } from '../core/catalog-index.ts';
 import { answerCatalogRoute, createRenderContext, type CatalogAnswer } from '../core/render/answer.ts';
 import type { RenderContext } from '../core/render/resources.ts';
-import { fileKeyForRoute, resolveApiUrl } from '../core/routes.ts';
+import { fileKeyForRoute, resolveApiUrl, type CatalogRoute } from '../core/routes.ts';
 import { fileKeyForPath, serializeJson } from '../core/static-files.ts';
 import { MODEL_FILE, readManifestSync, type ModelFile } from '../core/manifest.ts';
 import { respondComputed, respondStatic } from './responses.ts';
@@ -39,11 +39,13 @@ export function loadSnapshot(distDir: string, options: { budgetBytes: number; ca
 /** Computes the answer of a route that has no prebuilt file, as the generator would have written it. */
 export function computeAnswer(snapshot: CatalogSnapshot, pathname: string, query: URLSearchParams): CatalogAnswer {
   const resolution = resolveApiUrl(pathname, query);
-  if (!resolution.ok) {
-    throw new HTTPError({ status: resolution.status, message: resolution.detail });
-  }
-  if (resolution.route.route === 'openapi') throw new HTTPError({ status: 404, message: 'The OpenAPI document is missing from this build.' });
-  return answerCatalogRoute(snapshot.context, resolution.route);
+  if (!resolution.ok) throw new HTTPError({ status: resolution.status, message: resolution.detail });
+  return computeRoute(snapshot, resolution.route);
+}
+
+function computeRoute(snapshot: CatalogSnapshot, route: CatalogRoute): CatalogAnswer {
+  if (route.route === 'openapi') throw new HTTPError({ status: 404, message: 'The OpenAPI document is missing from this build.' });
+  return answerCatalogRoute(snapshot.context, route);
 }
 
 /**
@@ -70,7 +72,7 @@ export function answerCatalogRequest(snapshot: CatalogSnapshot, request: Request
       remember(key!);
       return respondStatic(request, body);
     }
-    const answer = computeAnswer(snapshot, pathname, url.searchParams);
+    const answer = computeRoute(snapshot, resolution.route);
     if (answer.problem) throw new HTTPError({ status: answer.status, message: (answer.body as { detail?: string }).detail ?? 'Not found' });
     return respondComputed(request, serializeJson(answer.body), { type: 'application/json', cacheMaxAge });
   }

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { readManifest } from '../core/manifest.ts';
 import { buildCatalog, loadCatalogModel } from '../generator/build.ts';
 import { serializeModel } from '../generator/emit/model-file.ts';
+import { createServer } from '../server/app.ts';
 import { BuildError } from '../generator/errors.ts';
 import { readLedger } from '../generator/model/ledger.ts';
 import { makeTestConfig, snapshotTree } from './helpers/catalog.ts';
@@ -80,6 +81,26 @@ describe('builds', () => {
     const after = await readLedger(join(config.catalogDir, 'ledger.json'));
     expect(after.ids.dataset['natural-earth/land']![0]).toBe(landId);
     expect(after.ids.dataset['natural-earth/land-again']![0]).toBe(ledger.next.dataset);
+  });
+});
+
+describe('a running server', () => {
+  it('picks up a new build without a restart, and keeps the old one when the new one fails', async () => {
+    const config = await makeTestConfig();
+    await buildCatalog({ config });
+    const server = createServer({ config });
+    const description = async () => (await (await server.fetch(new Request('http://x/api/collections/natural-earth/datasets/land'))).json()).dataset.description as string;
+    expect(await description()).not.toContain('Rebuilt');
+    const record = await readFile(join(config.catalogDir, LAND), 'utf8');
+    await writeFile(join(config.catalogDir, LAND), record.replace(/^description: >-\n/m, 'description: >-\n  Rebuilt.\n'));
+    await buildCatalog({ config });
+    expect(server.reload()).toBe(true);
+    expect(await description()).toContain('Rebuilt.');
+    await writeFile(join(config.catalogDir, LAND), 'slug: [broken');
+    await expect(buildCatalog({ config })).rejects.toBeInstanceOf(BuildError);
+    expect(server.reload()).toBe(false);
+    expect(await description()).toContain('Rebuilt.');
+    await server.close();
   });
 });
 
