@@ -9,7 +9,7 @@ import { answerDataRequest, listDataFiles } from './data-files.ts';
 import { answerDownloadZip, DOWNLOAD_ZIP_ROUTE } from './download-zip.ts';
 import { renderError } from './errors.ts';
 import { registerQueryRoutes } from './queries.ts';
-import { PREFLIGHT_HEADERS } from './cors.ts';
+import { PREFLIGHT_HEADERS } from './headers.ts';
 import { respondStatic } from './responses.ts';
 import { parseAcceptEncoding } from './static-store.ts';
 

@@ -3,7 +3,7 @@ import { extname, join, relative, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { HTTPError } from 'h3';
 import { FastResponse } from 'srvx';
-import { CORS_HEADERS } from './cors.ts';
+import { CORS_HEADERS } from './headers.ts';
 import { matchesEtag } from './responses.ts';
 
 const DATA_TYPES: Record<string, string> = {

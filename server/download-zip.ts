@@ -5,7 +5,7 @@ import { HTTPError } from 'h3';
 import { FastResponse } from 'srvx';
 import type { CatalogSnapshot } from './catalog.ts';
 import { lookupFile } from '../core/render/detail.ts';
-import { CORS_HEADERS } from './cors.ts';
+import { CORS_HEADERS } from './headers.ts';
 import { asBody } from './responses.ts';
 
 /** Path of the download-zip route, as h3 matches it. */

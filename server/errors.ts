@@ -2,7 +2,7 @@ import { HTTPError, type H3Event } from 'h3';
 import { FastResponse } from 'srvx';
 import { PROBLEM_CONTENT_TYPE } from '../core/constants.ts';
 import { problemKindForStatus, renderProblem } from '../core/render/problems.ts';
-import { CORS_HEADERS } from './cors.ts';
+import { CORS_HEADERS } from './headers.ts';
 
 /** QueryError codes by status, used when a thrown error names no code of its own. */
 const DEFAULT_QUERY_CODES: Record<number, string> = {

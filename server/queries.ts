@@ -7,7 +7,7 @@ import { isValidTile } from '../core/geo/mvt.ts';
 import { QueryPageRequestSchema, QueryRequestSchema, type QueryRequest } from '../schemas/query.ts';
 import { formatPath, safeParseWithFriendlyErrors } from '../schemas/parse.ts';
 import type { CatalogSnapshot } from './catalog.ts';
-import { CORS_HEADERS } from './cors.ts';
+import { CORS_HEADERS } from './headers.ts';
 import { queryError } from './errors.ts';
 import { QueryPool } from './query/pool.ts';
 import type { BoundsValue, PageValue, TaskOutcome, TileValue } from './query/protocol.ts';

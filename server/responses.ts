@@ -2,15 +2,13 @@ import { hash } from 'node:crypto';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { FastResponse } from 'srvx';
 import { COMPRESS_MIN_BYTES } from '../core/constants.ts';
-import { CORS_HEADERS } from './cors.ts';
+import { bodyHeaders } from './headers.ts';
 import { parseAcceptEncoding, type StaticBody } from './static-store.ts';
 
-
-/** Options of a body response. */
+/** Options of a computed body response. */
 export interface BodyResponseOptions {
   status?: number;
   type: string;
-  sha256: string;
   cacheMaxAge: number;
 }
 
@@ -19,18 +17,6 @@ export function matchesEtag(header: string | null, sha256: string): boolean {
   if (!header) return false;
   if (header.trim() === '*') return true;
   return header.split(',').some((tag) => tag.trim().replace(/^W\//, '').replace(/"/g, '').split('.')[0] === sha256);
-}
-
-function baseHeaders(options: BodyResponseOptions, encoding: string, varies: boolean): Record<string, string> {
-  const headers: Record<string, string> = {
-    ...CORS_HEADERS,
-    'content-type': options.type,
-    etag: `"${options.sha256}${encoding === 'identity' ? '' : `.${encoding === 'br' ? 'br' : 'gz'}`}"`,
-    'cache-control': `public, max-age=${options.cacheMaxAge}`,
-  };
-  if (varies) headers.vary = 'Accept-Encoding';
-  if (encoding !== 'identity') headers['content-encoding'] = encoding;
-  return headers;
 }
 
 /**
@@ -44,18 +30,18 @@ export function respondStatic(request: Request, body: StaticBody, ifNoneMatch = 
 }
 
 /** Answers a computed JSON body like a static file: ETag from its hash, compressed on the fly when accepted. */
-export function respondComputed(request: Request, bytes: Buffer, options: Omit<BodyResponseOptions, 'sha256'>): Response {
+export function respondComputed(request: Request, bytes: Buffer, options: BodyResponseOptions): Response {
   const sha256 = hash('sha256', bytes, 'hex');
   const compressible = bytes.length >= COMPRESS_MIN_BYTES;
   const accepted = compressible ? parseAcceptEncoding(request.headers.get('accept-encoding')) : { br: false, gzip: false };
   const encoding = accepted.br ? 'br' : accepted.gzip ? 'gzip' : 'identity';
-  const headers = baseHeaders({ ...options, sha256 }, encoding, compressible);
+  const headers = bodyHeaders({ type: options.type, sha256, encoding, varies: compressible, cacheMaxAge: options.cacheMaxAge });
   const status = options.status ?? 200;
   if (status === 200 && matchesEtag(request.headers.get('if-none-match'), sha256)) return new FastResponse(null, { status: 304, headers });
   const sent = encoding === 'br'
     ? brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 4, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } })
     : encoding === 'gzip' ? gzipSync(bytes, { level: 4 }) : bytes;
-  headers['content-length'] = String(sent.length);
+  headers.push(['content-length', String(sent.length)]);
   return new FastResponse(request.method === 'HEAD' ? null : asBody(sent), { status, headers });
 }
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Manifest, ManifestEntry } from '../core/manifest.ts';
-import { CORS_HEADERS } from './cors.ts';
+import { bodyHeaders } from './headers.ts';
 
 /** A body variant: identity, brotli or gzip. */
 export type Encoding = 'identity' | 'br' | 'gzip';
@@ -75,14 +75,7 @@ export class StaticStore {
 
   #load(path: string, entry: ManifestEntry, encoding: Encoding): StaticBody {
     const bytes = readFileSync(join(this.distDir, path));
-    const headers: [string, string][] = [
-      ...Object.entries(CORS_HEADERS),
-      ['content-type', entry.type],
-      ['etag', `"${entry.sha256}${encoding === 'identity' ? '' : SUFFIX[encoding]}"`],
-      ['cache-control', `public, max-age=${this.#cacheMaxAge}`],
-    ];
-    if (entry.br !== undefined) headers.push(['vary', 'Accept-Encoding']);
-    if (encoding !== 'identity') headers.push(['content-encoding', encoding]);
+    const headers = bodyHeaders({ type: entry.type, sha256: entry.sha256, encoding, varies: entry.br !== undefined, cacheMaxAge: this.#cacheMaxAge });
     const body: StaticBody = { entry, encoding, bytes, headers };
     if (bytes.length <= this.#budget) {
       this.#cache.set(path, body);

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { DuckDBConnection, DuckDBType } from '@duckdb/node-api';
 import proj4 from 'proj4';
 import { encodeWkb } from '../../core/geo/wkb.ts';
-import { createExtent, finishExtent, inspectWkb } from '../../core/geo/wkb-inspect.ts';
+import { scanWkbColumn } from '../../core/geo/geometry-scan.ts';
 import { DEFAULT_TILE_BUFFER, encodeTile, tileBounds, type TileFeature } from '../../core/geo/mvt.ts';
 import { logicalType, quoteIdentifier } from '../../core/sql.ts';
 import type { BoundsValue, PageValue, QueryTask, TileValue } from './protocol.ts';
@@ -126,18 +126,7 @@ export async function runBounds(connection: DuckDBConnection, task: Extract<Quer
     const row = (await connection.runAndReadAll(`SELECT min(bbox.xmin), min(bbox.ymin), max(bbox.xmax), max(bbox.ymax) FROM ${subquery(task.sql)}`)).getRows()[0] ?? [];
     bounds = row.every((value) => typeof value === 'number' && Number.isFinite(value)) ? (row as [number, number, number, number]) : null;
   } else {
-    const extent = createExtent();
-    const stream = await connection.stream(`SELECT ${wkbExpression(shape)} FROM ${subquery(task.sql)}`);
-    for (;;) {
-      const chunk = await stream.fetchChunk();
-      if (!chunk || chunk.rowCount === 0) break;
-      const vector = chunk.getColumnVector(0);
-      for (let row = 0; row < chunk.rowCount; row++) {
-        const value = vector.getItem(row) as { bytes: Uint8Array } | null;
-        if (value) inspectWkb(value.bytes, extent);
-      }
-    }
-    bounds = finishExtent(extent);
+    bounds = (await scanWkbColumn(connection, subquery(task.sql), wkbExpression(shape))).extent;
   }
   if (isInterrupted()) throw new TaskFailure(504, 'query_timeout', 'The bounds query ran past its deadline and was stopped.');
   if (!bounds) throw new TaskFailure(422, 'empty_result', 'The result holds no geometry to frame.');
