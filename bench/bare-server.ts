@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readManifestSync } from '../core/manifest.ts';
+import { readManifestSync } from '../runtime/manifest.ts';
 
 /**
  * The ceiling of Node on this machine: a plain node:http server answering the same clean URLs from a Map of

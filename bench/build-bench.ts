@@ -1,8 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { loadConfig, type Config } from '../core/config.ts';
-import { readManifest } from '../core/manifest.ts';
+import { loadConfig, type Config } from '../runtime/config.ts';
+import { readManifest } from '../runtime/manifest.ts';
 import { buildCatalog, type BuildResult } from '../generator/build.ts';
 import { writeSyntheticCatalog } from './synthetic-catalog.ts';
 import type { BenchContext } from './run.ts';

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { COMPRESS_MIN_BYTES } from '../core/constants.ts';
-import { readManifest } from '../core/manifest.ts';
+import { readManifest } from '../runtime/manifest.ts';
 import { COMPRESSION } from '../generator/build.ts';
 import { compressBody } from '../generator/emit/compress.ts';
 import type { BenchContext } from './run.ts';

@@ -1,5 +1,5 @@
 import { serve } from 'srvx';
-import { loadConfig } from '../core/config.ts';
+import { loadConfig } from '../runtime/config.ts';
 import { createServer } from '../server/app.ts';
 
 /** Serves an existing dist/ (GEOSHELF_DIST_DIR) on PORT without building, for load tests. */

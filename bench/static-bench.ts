@@ -1,7 +1,7 @@
 import { spawn, spawnSync, fork, type ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readManifest } from '../core/manifest.ts';
+import { readManifest } from '../runtime/manifest.ts';
 import { benchConfig, median } from './build-bench.ts';
 import type { BenchContext } from './run.ts';
 

@@ -3,7 +3,7 @@ import { PROBLEM_DIR } from './constants.ts';
 /** A file of the static tree: its key under dist/, its bytes and its content type. */
 export interface TreeFile {
   key: string;
-  body: Buffer;
+  body: Uint8Array;
   type: string;
 }
 
@@ -11,12 +11,10 @@ const encoder = new TextEncoder();
 
 /**
  * Serialises a JSON document the one way every file and computed answer uses: compact, key order as built.
- * The bytes get their own exact-size memory (not a slice of Node's shared pool), so handing them to a worker
- * thread copies only them.
+ * The bytes have their own exact-size memory, so handing them to a worker thread copies only them.
  */
-export function serializeJson(value: unknown): Buffer {
-  const bytes = encoder.encode(JSON.stringify(value));
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+export function serializeJson(value: unknown): Uint8Array {
+  return encoder.encode(JSON.stringify(value));
 }
 
 /**

@@ -1,9 +1,9 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { createCatalogIndex } from '../core/catalog-index.ts';
-import type { Config } from '../core/config.ts';
+import type { Config } from '../runtime/config.ts';
 import { INTERNAL_DIR } from '../core/constants.ts';
-import { MODEL_FILE, readManifest } from '../core/manifest.ts';
+import { MODEL_FILE, readManifest } from '../runtime/manifest.ts';
 import type { CatalogModel } from '../core/model.ts';
 import { computeCodeFingerprint, readParseCache, writeParseCache } from './cache.ts';
 import { enrichSources } from './enrich/enrich-sources.ts';

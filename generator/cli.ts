@@ -1,4 +1,4 @@
-import { loadConfig } from '../core/config.ts';
+import { loadConfig } from '../runtime/config.ts';
 import { InputError, formatIssue } from '../schemas/parse.ts';
 import { buildCatalog } from './build.ts';
 import { createTerminalProgress } from './enrich/progress.ts';

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 
 const positiveId = z.number().int().positive();
+const encoder = new TextEncoder();
+const utf8Length = (text: string) => encoder.encode(text).byteLength;
 
 /** A source a query reads, named in the SQL by `alias`. */
 export const SourceReferenceSchema = z
@@ -21,7 +23,7 @@ export const QueryRequestSchema = z
       .string()
       .min(1)
       .max(8192)
-      .refine((sql) => Buffer.byteLength(sql, 'utf8') <= 8192, 'must be at most 8192 bytes of UTF-8'),
+      .refine((sql) => utf8Length(sql) <= 8192, 'must be at most 8192 bytes of UTF-8'),
     limit: z.number().int().min(1).max(1000).default(100).describe('Rows in the first page.'),
     geometry_column: z.string().min(1).optional(),
     result_crs: z.string().min(1).optional().describe('CRS of geometries in rows, e.g. EPSG:3857; default EPSG:4326.'),

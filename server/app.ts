@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { H3, HTTPError, type H3Event } from 'h3';
 import { FastResponse } from 'srvx';
-import type { Config } from '../core/config.ts';
+import type { Config } from '../runtime/config.ts';
 import { answerCatalogRequest, loadSnapshot, type CatalogSnapshot } from './catalog.ts';
 import { answerDataRequest, listDataFiles } from './data-files.ts';
 import { answerDownloadZip, DOWNLOAD_ZIP_ROUTE } from './download-zip.ts';

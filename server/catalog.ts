@@ -7,7 +7,7 @@ import { answerCatalogRoute, createRenderContext, type CatalogAnswer } from '../
 import type { RenderContext } from '../core/render/resources.ts';
 import { fileKeyForRoute, resolveApiUrl, type CatalogRoute } from '../core/routes.ts';
 import { fileKeyForPath, serializeJson } from '../core/static-files.ts';
-import { MODEL_FILE, readManifestSync, type ModelFile } from '../core/manifest.ts';
+import { MODEL_FILE, readManifestSync, type ModelFile } from '../runtime/manifest.ts';
 import { respondComputed, respondStatic } from './responses.ts';
 import { parseAcceptEncoding, StaticStore } from './static-store.ts';
 

@@ -1,6 +1,6 @@
 import { serve } from 'srvx';
-import { loadConfig, type Config } from '../core/config.ts';
-import { readManifestSync } from '../core/manifest.ts';
+import { loadConfig, type Config } from '../runtime/config.ts';
+import { readManifestSync } from '../runtime/manifest.ts';
 import { buildCatalog } from '../generator/build.ts';
 import { printBuildError } from '../generator/cli.ts';
 import { createTerminalProgress } from '../generator/enrich/progress.ts';

@@ -1,7 +1,7 @@
 import { HTTPError, type H3, type H3Event } from 'h3';
 import { FastResponse } from 'srvx';
 import type { z } from 'zod';
-import type { Config } from '../core/config.ts';
+import type { Config } from '../runtime/config.ts';
 import { resolveCrs } from '../core/geo/crs.ts';
 import { isValidTile } from '../core/geo/mvt.ts';
 import { QueryPageRequestSchema, QueryRequestSchema, type QueryRequest } from '../schemas/query.ts';
@@ -9,12 +9,12 @@ import { formatPath, safeParseWithFriendlyErrors } from '../schemas/parse.ts';
 import type { CatalogSnapshot } from './catalog.ts';
 import { CORS_HEADERS } from './headers.ts';
 import { queryError } from './errors.ts';
-import { QueryPool } from './query/pool.ts';
-import type { BoundsValue, PageValue, TaskOutcome, TileValue } from './query/protocol.ts';
-import type { SandboxSettings } from './query/sandbox.ts';
-import { resolveSources } from './query/sources.ts';
-import { createQueryId, createToken, readToken, readTokenKeys, type TokenPayload } from './query/token.ts';
-import { SqlParser } from './query/validate-sql.ts';
+import { QueryPool } from '../query/pool.ts';
+import type { BoundsValue, PageValue, TaskOutcome, TileValue } from '../query/protocol.ts';
+import type { SandboxSettings } from '../query/sandbox.ts';
+import { resolveSources } from '../query/sources.ts';
+import { createQueryId, createToken, readToken, readTokenKeys, type TokenPayload } from '../query/token.ts';
+import { SqlParser } from '../query/validate-sql.ts';
 
 /** Largest request body of the query routes (contract section 8). */
 export const MAX_BODY_BYTES = 64 * 1024;

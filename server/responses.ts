@@ -30,7 +30,7 @@ export function respondStatic(request: Request, body: StaticBody, ifNoneMatch = 
 }
 
 /** Answers a computed JSON body like a static file: ETag from its hash, compressed on the fly when accepted. */
-export function respondComputed(request: Request, bytes: Buffer, options: BodyResponseOptions): Response {
+export function respondComputed(request: Request, bytes: Uint8Array, options: BodyResponseOptions): Response {
   const sha256 = hash('sha256', bytes, 'hex');
   const compressible = bytes.length >= COMPRESS_MIN_BYTES;
   const accepted = compressible ? parseAcceptEncoding(request.headers.get('accept-encoding')) : { br: false, gzip: false };
@@ -45,7 +45,7 @@ export function respondComputed(request: Request, bytes: Buffer, options: BodyRe
   return new FastResponse(request.method === 'HEAD' ? null : asBody(sent), { status, headers });
 }
 
-/** A Buffer as a fetch body (Buffers are Uint8Arrays over a plain ArrayBuffer here). */
-export function asBody(bytes: Buffer): BodyInit {
+/** Bytes as a fetch body (Uint8Arrays over a plain ArrayBuffer here). */
+export function asBody(bytes: Uint8Array): BodyInit {
   return bytes as unknown as Uint8Array<ArrayBuffer>;
 }

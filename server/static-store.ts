@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Manifest, ManifestEntry } from '../core/manifest.ts';
+import type { Manifest, ManifestEntry } from '../runtime/manifest.ts';
 import { bodyHeaders } from './headers.ts';
 
 /** A body variant: identity, brotli or gzip. */

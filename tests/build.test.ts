@@ -2,7 +2,7 @@ import { cp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
-import { readManifest } from '../core/manifest.ts';
+import { readManifest } from '../runtime/manifest.ts';
 import { buildCatalog, loadCatalogModel } from '../generator/build.ts';
 import { serializeModel } from '../generator/emit/model-file.ts';
 import { createServer } from '../server/app.ts';

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { toSafeError } from '../server/query/engine-errors.ts';
-import { QueryPool } from '../server/query/pool.ts';
-import type { QueryTask } from '../server/query/protocol.ts';
-import { openSandbox, type SandboxSettings } from '../server/query/sandbox.ts';
+import { toSafeError } from '../query/engine-errors.ts';
+import { QueryPool } from '../query/pool.ts';
+import type { QueryTask } from '../query/protocol.ts';
+import { openSandbox, type SandboxSettings } from '../query/sandbox.ts';
 import { ROOT } from './helpers/catalog.ts';
 
 const DATA = join(ROOT, 'catalog-data/data');

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, SETTINGS } from '../core/config.ts';
+import { loadConfig, SETTINGS } from '../runtime/config.ts';
 import { InputError } from '../schemas/parse.ts';
 import { ROOT } from './helpers/catalog.ts';
 

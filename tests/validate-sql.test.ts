@@ -1,7 +1,7 @@
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALLOWED_AGGREGATES, ALLOWED_FUNCTIONS, SQL_VALUE_FUNCTIONS } from '../server/query/sql-allowlist.ts';
-import { SqlParser, type SqlCheck } from '../server/query/validate-sql.ts';
+import { ALLOWED_AGGREGATES, ALLOWED_FUNCTIONS, SQL_VALUE_FUNCTIONS } from '../query/sql-allowlist.ts';
+import { SqlParser, type SqlCheck } from '../query/validate-sql.ts';
 
 const ALIASES = ['countries', 'cities'];
 let parser: SqlParser;

@@ -50,7 +50,7 @@ export class CompressPool {
   }
 
   /** Splits bodies into batches and queues them all; returns one promise per batch, in order. */
-  compressInBatches<T extends { body: Buffer }>(items: T[]): { items: T[]; results: Promise<CompressResult[]> }[] {
+  compressInBatches<T extends { body: Uint8Array }>(items: T[]): { items: T[]; results: Promise<CompressResult[]> }[] {
     const batches: { items: T[]; results: Promise<CompressResult[]> }[] = [];
     let current: T[] = [];
     let bytes = 0;

@@ -1,4 +1,4 @@
-import type { ModelFile } from '../../core/manifest.ts';
+import type { ModelFile } from '../../runtime/manifest.ts';
 import type { CatalogModel } from '../../core/model.ts';
 
 /** The model file's text, and the JSON of each dataset in it, which the render cache hashes. */

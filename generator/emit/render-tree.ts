@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import type { CatalogIndex } from '../../core/catalog-index.ts';
-import type { Manifest } from '../../core/manifest.ts';
+import type { Manifest } from '../../runtime/manifest.ts';
 import { answerCatalogRoute, createRenderContext } from '../../core/render/answer.ts';
 import { PROBLEM_CONTENT_TYPE } from '../../core/constants.ts';
 import { fileKeyForRoute, type CatalogRoute } from '../../core/routes.ts';

@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { COMPRESS_MIN_BYTES, INTERNAL_DIR } from '../../core/constants.ts';
-import { serializeManifest, type Manifest, type ManifestEntry } from '../../core/manifest.ts';
+import { serializeManifest, type Manifest, type ManifestEntry } from '../../runtime/manifest.ts';
 import type { TreeFile } from '../../core/static-files.ts';
 import { compressBody, type CompressResult } from './compress.ts';
 import { CompressPool } from './compress-pool.ts';

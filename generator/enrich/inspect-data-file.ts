@@ -3,7 +3,7 @@ import { isLonLat, reprojectBounds, resolveCrs } from '../../core/geo/crs.ts';
 import type { InvalidReason } from '../../core/geo/wkb-inspect.ts';
 import { quoteIdentifier, quoteLiteral } from '../../core/sql.ts';
 import { computeColumnStats, type ColumnFacts } from './column-stats.ts';
-import { scanGeoJsonColumn, scanWkbColumn, type GeometryScan } from '../../core/geo/geometry-scan.ts';
+import { scanGeoJsonColumn, scanWkbColumn, type GeometryScan } from '../../runtime/geometry-scan.ts';
 
 /** Bumped whenever inspection returns something different for the same file; older cache entries are dropped. */
 export const DATA_FACTS_VERSION = 2;

@@ -1,7 +1,7 @@
 import { cp, mkdtemp, readdir, readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { loadConfig, type Config } from '../../core/config.ts';
+import { loadConfig, type Config } from '../../runtime/config.ts';
 
 /** The repository root. */
 export const ROOT = new URL('../..', import.meta.url).pathname.replace(/\/$/, '');

@@ -1,4 +1,4 @@
-import type { Config } from '../../core/config.ts';
+import type { Config } from '../../runtime/config.ts';
 import { createServer, type GeoshelfServer } from '../../server/app.ts';
 import { sampleConfig } from './sample.ts';
 

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inject } from 'vitest';
-import type { Config } from '../../core/config.ts';
-import { readManifestSync, type Manifest } from '../../core/manifest.ts';
+import type { Config } from '../../runtime/config.ts';
+import { readManifestSync, type Manifest } from '../../runtime/manifest.ts';
 import { createServer, type GeoshelfServer } from '../../server/app.ts';
 
 /** Settings of the sample catalog the global setup built. */

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import type { DuckDBConnection, DuckDBType } from '@duckdb/node-api';
 import proj4 from 'proj4';
-import { encodeWkb } from '../../core/geo/wkb.ts';
-import { scanWkbColumn } from '../../core/geo/geometry-scan.ts';
-import { DEFAULT_TILE_BUFFER, encodeTile, tileBounds, type TileFeature } from '../../core/geo/mvt.ts';
-import { logicalType, quoteIdentifier } from '../../core/sql.ts';
+import { encodeWkb } from '../core/geo/wkb.ts';
+import { scanWkbColumn } from '../runtime/geometry-scan.ts';
+import { DEFAULT_TILE_BUFFER, encodeTile, tileBounds, type TileFeature } from '../core/geo/mvt.ts';
+import { logicalType, quoteIdentifier } from '../core/sql.ts';
 import type { BoundsValue, PageValue, QueryTask, TileValue } from './protocol.ts';
 import { createValueConverter, type JsonValue } from './values.ts';
 

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { base64url, EncryptJWT, errors, jwtDecrypt } from 'jose';
 import { z } from 'zod';
-import { SourceReferenceSchema } from '../../schemas/query.ts';
-import { queryError } from '../errors.ts';
+import { SourceReferenceSchema } from '../schemas/query.ts';
+import { queryError } from '../server/errors.ts';
 
 /** What a query token carries, encrypted: everything needed to run the query again on any instance. */
 export const TokenPayloadSchema = z.strictObject({

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { CatalogModel } from './model.ts';
+import type { CatalogModel } from '../core/model.ts';
 
 /** One file in the manifest: content hash, size, type, and compressed sizes when siblings exist. */
 export interface ManifestEntry {

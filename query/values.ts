@@ -2,7 +2,7 @@ import {
   DuckDBArrayValue, DuckDBBlobValue, DuckDBDecimalValue, DuckDBGeometryValue, DuckDBListValue, DuckDBMapValue,
   DuckDBStructValue, DuckDBUnionValue, type DuckDBValue,
 } from '@duckdb/node-api';
-import { decodeWkb, type Geometry } from '../../core/geo/wkb.ts';
+import { decodeWkb, type Geometry } from '../core/geo/wkb.ts';
 
 /** A value of a result row as JSON. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };

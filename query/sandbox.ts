@@ -1,5 +1,5 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { quoteIdentifier, quoteLiteral } from '../../core/sql.ts';
+import { quoteIdentifier, quoteLiteral } from '../core/sql.ts';
 import type { ResolvedSource } from './sources.ts';
 
 /** Limits of one sandboxed query. */

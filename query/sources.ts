@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import type { CatalogIndex } from '../../core/catalog-index.ts';
-import type { QueryRequest } from '../../schemas/query.ts';
-import { queryError } from '../errors.ts';
+import type { CatalogIndex } from '../core/catalog-index.ts';
+import type { QueryRequest } from '../schemas/query.ts';
+import { queryError } from '../server/errors.ts';
 
 /** A source a query reads: its alias in the SQL and the local file behind it. Paths never leave the server. */
 export interface ResolvedSource {

@@ -1,7 +1,7 @@
 import type { DuckDBBlobValue, DuckDBConnection } from '@duckdb/node-api';
-import { encodeWkb, type Geometry } from './wkb.ts';
-import { createExtent, finishExtent, inspectWkb, WKB_TYPE_NAMES, type InvalidReason } from './wkb-inspect.ts';
-import { quoteIdentifier } from '../sql.ts';
+import { encodeWkb, type Geometry } from '../core/geo/wkb.ts';
+import { createExtent, finishExtent, inspectWkb, WKB_TYPE_NAMES, type InvalidReason } from '../core/geo/wkb-inspect.ts';
+import { quoteIdentifier } from '../core/sql.ts';
 
 /** What the geometries of a file are: types, invalid ones by reason, and their extent in the file's own CRS. */
 export interface GeometryScan {
