@@ -1,5 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { describeQueryError, type QueryErrorBody } from './errors.ts';
 import type { FromWorker, QueryTask, TaskOutcome, ToWorker } from './protocol.ts';
 
 /** Options of the worker pool. */
@@ -28,7 +29,8 @@ interface WorkerSlot {
   job: (Job & { deadline: NodeJS.Timeout; grace?: NodeJS.Timeout; late: boolean }) | undefined;
 }
 
-const TIMEOUT: TaskOutcome = { ok: false, status: 504, code: 'query_timeout', message: 'The query ran past its deadline and was stopped.' };
+const failed = (error: QueryErrorBody): TaskOutcome => ({ ok: false, error });
+const TIMEOUT = failed(describeQueryError('query_timeout'));
 const WORKER_PATH = new URL('./worker.ts', import.meta.url);
 
 /**
@@ -53,11 +55,11 @@ export class QueryPool {
 
   /** Runs a task, resolving to its outcome; 503 when the queue is full or the wait too long, 504 past the deadline. */
   run(task: QueryTask): Promise<TaskOutcome> {
-    if (this.#closed) return Promise.resolve({ ok: false, status: 503, code: 'query_service_unavailable', message: 'The query service is shutting down.' });
+    if (this.#closed) return Promise.resolve(failed(describeQueryError('query_service_unavailable')));
     this.#start();
     const busy = this.#slots.every((slot) => slot.job || !slot.ready);
     if (busy && this.#queue.length >= this.#options.queue) {
-      return Promise.resolve({ ok: false, status: 503, code: 'query_queue_full', message: 'Too many queries are running; try again in a few seconds.' });
+      return Promise.resolve(failed(describeQueryError('query_service_busy', 1)));
     }
     return new Promise((resolve) => {
       this.#queue.push({ id: this.#nextId++, task, resolve, queuedAt: performance.now() });
@@ -69,7 +71,7 @@ export class QueryPool {
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#watchdog);
-    for (const job of this.#queue.splice(0)) job.resolve({ ok: false, status: 503, code: 'query_service_unavailable', message: 'The query service is shutting down.' });
+    for (const job of this.#queue.splice(0)) job.resolve(failed(describeQueryError('query_service_unavailable')));
     await Promise.all(this.#slots.map((slot) => new Promise<void>((resolve) => {
       if (slot.child.exitCode !== null || slot.child.signalCode !== null) return resolve();
       slot.child.once('exit', () => resolve());
@@ -99,7 +101,7 @@ export class QueryPool {
         this.#finish(slot, slot.job.late ? TIMEOUT : message.outcome);
       }
     });
-    child.on('exit', () => this.#replace(slot, { ok: false, status: 422, code: 'query_failed', message: 'The query stopped the process that ran it.' }));
+    child.on('exit', () => this.#replace(slot, failed(describeQueryError('query_failed'))));
     child.on('error', () => undefined);
     return slot;
   }
@@ -134,7 +136,7 @@ export class QueryPool {
       if (!slot.ready || slot.job) continue;
       let job = this.#queue.shift();
       while (job && performance.now() - job.queuedAt > this.#options.timeoutMs) {
-        job.resolve({ ok: false, status: 503, code: 'query_service_busy', message: 'The query waited too long for a free worker; try again in a few seconds.' });
+        job.resolve(failed(describeQueryError('query_service_busy', 1)));
         job = this.#queue.shift();
       }
       if (!job) return;
@@ -159,7 +161,7 @@ export class QueryPool {
     for (const slot of this.#slots) {
       if (!slot.job || slot.child.pid === undefined) continue;
       if (residentMegabytes(slot.child.pid) > this.#options.memoryCapMb) {
-        this.#replace(slot, { ok: false, status: 422, code: 'query_out_of_memory', message: 'The query needed more memory than a query may use; filter, aggregate or select fewer columns.' });
+        this.#replace(slot, failed(describeQueryError('query_out_of_memory')));
       }
     }
   }

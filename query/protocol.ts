@@ -1,3 +1,4 @@
+import type { QueryErrorBody } from './errors.ts';
 import type { SandboxSettings } from './sandbox.ts';
 import type { ResolvedSource } from './sources.ts';
 
@@ -48,7 +49,7 @@ export interface TileValue {
 /** A worker's answer to a task. */
 export type TaskOutcome =
   | { ok: true; value: PageValue | BoundsValue | TileValue }
-  | { ok: false; status: number; code: string; message: string };
+  | { ok: false; error: QueryErrorBody };
 
 /** Messages from the API process to a worker. */
 export type ToWorker = { type: 'run'; id: number; task: QueryTask } | { type: 'interrupt'; id: number };

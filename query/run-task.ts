@@ -5,19 +5,10 @@ import { encodeWkb } from '../core/geo/wkb.ts';
 import { scanWkbColumn } from '../runtime/geometry-scan.ts';
 import { DEFAULT_TILE_BUFFER, encodeTile, tileBounds, type TileFeature } from '../core/geo/mvt.ts';
 import { logicalType, quoteIdentifier } from '../core/sql.ts';
+import { queryFailure } from './errors.ts';
 import type { BoundsValue, PageValue, QueryTask, TileValue } from './protocol.ts';
 import { createValueConverter, type JsonValue } from './values.ts';
 
-/** Raised inside a task for an outcome that is the query's fault, with the status and code to answer. */
-export class TaskFailure extends Error {
-  readonly status: number;
-  readonly code: string;
-  constructor(status: number, code: string, message: string) {
-    super(message);
-    this.status = status;
-    this.code = code;
-  }
-}
 
 /** The user's SQL as a subquery: newlines keep a trailing `--` comment from swallowing the parenthesis. */
 function subquery(sql: string): string {
@@ -52,8 +43,8 @@ function shapeOf(names: string[], types: string[], wanted: string | undefined): 
   let geometry: string | null = null;
   if (wanted !== undefined) {
     const index = names.indexOf(wanted);
-    if (index < 0) throw new TaskFailure(422, 'geometry_column_not_found', `The result has no column "${wanted.slice(0, 64)}" to use as geometry_column.`);
-    if (types[index] !== 'GEOMETRY' && types[index] !== 'BLOB') throw new TaskFailure(422, 'geometry_column_not_geometry', `Column "${wanted.slice(0, 64)}" holds ${types[index]}, not geometries.`);
+    if (index < 0) throw queryFailure('geometry_column_not_found', wanted);
+    if (types[index] !== 'GEOMETRY' && types[index] !== 'BLOB') throw queryFailure('geometry_column_not_geometry', wanted, String(types[index]));
     geometry = wanted;
   } else {
     geometry = names.find((_, index) => types[index] === 'GEOMETRY') ?? null;
@@ -75,7 +66,7 @@ function wkbExpression(shape: ResultShape): string {
 export async function runPage(connection: DuckDBConnection, task: Extract<QueryTask, { kind: 'page' }>, isInterrupted: () => boolean): Promise<PageValue> {
   const before = bytesReadSoFar();
   const reader = await connection.streamAndReadUntil(`SELECT * FROM ${subquery(task.sql)} LIMIT ${task.limit + 1} OFFSET ${task.offset}`, task.limit + 1);
-  if (isInterrupted()) throw new TaskFailure(504, 'query_timeout', 'The query ran past its deadline and was stopped.');
+  if (isInterrupted()) throw queryFailure('query_timeout');
   const bytesRead = Math.max(0, bytesReadSoFar() - before);
   const types = reader.columnTypes();
   const names = reader.columnNames();
@@ -120,7 +111,7 @@ function columnType(type: DuckDBType, isGeometry: boolean): string {
  */
 export async function runBounds(connection: DuckDBConnection, task: Extract<QueryTask, { kind: 'bounds' }>, isInterrupted: () => boolean): Promise<BoundsValue> {
   const shape = await describeResult(connection, task.sql, task.geometryColumn);
-  if (!shape.geometry) throw new TaskFailure(422, 'no_geometry', 'The result has no geometry column, so it cannot be framed; select one, or name it in geometry_column.');
+  if (!shape.geometry) throw queryFailure('no_geometry');
   let bounds: [number, number, number, number] | null;
   if (shape.hasBbox) {
     const row = (await connection.runAndReadAll(`SELECT min(bbox.xmin), min(bbox.ymin), max(bbox.xmax), max(bbox.ymax) FROM ${subquery(task.sql)}`)).getRows()[0] ?? [];
@@ -128,8 +119,8 @@ export async function runBounds(connection: DuckDBConnection, task: Extract<Quer
   } else {
     bounds = (await scanWkbColumn(connection, subquery(task.sql), wkbExpression(shape))).extent;
   }
-  if (isInterrupted()) throw new TaskFailure(504, 'query_timeout', 'The bounds query ran past its deadline and was stopped.');
-  if (!bounds) throw new TaskFailure(422, 'empty_result', 'The result holds no geometry to frame.');
+  if (isInterrupted()) throw queryFailure('query_timeout');
+  if (!bounds) throw queryFailure('empty_result');
   return { bounds };
 }
 
@@ -139,7 +130,7 @@ export async function runBounds(connection: DuckDBConnection, task: Extract<Quer
  */
 export async function runTile(connection: DuckDBConnection, task: Extract<QueryTask, { kind: 'tile' }>, isInterrupted: () => boolean): Promise<TileValue> {
   const shape = await describeResult(connection, task.sql, task.geometryColumn);
-  if (!shape.geometry) throw new TaskFailure(422, 'no_geometry', 'The result has no geometry column, so it has no tiles.');
+  if (!shape.geometry) throw queryFailure('no_geometry');
   const [west, tileSouth, east, tileNorth] = tileBounds(task.z, task.x, task.y, DEFAULT_TILE_BUFFER);
   // The encoder pins latitudes beyond Web Mercator's ±85.05° to the world's edge, so edge tiles must fetch them.
   const north = task.y === 0 ? 90 : tileNorth;
@@ -151,7 +142,7 @@ export async function runTile(connection: DuckDBConnection, task: Extract<QueryT
   const properties = shape.names.filter((name, index) => name !== shape.geometry && /^(VARCHAR|BOOLEAN|TINYINT|SMALLINT|INTEGER|BIGINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|FLOAT|DOUBLE|DECIMAL.*|DATE|TIMESTAMP.*)$/.test(shape.types[index] ?? ''));
   const select = [`${wkbExpression(shape)} AS __wkb`, ...properties.map(quoteIdentifier)].join(', ');
   const reader = await connection.streamAndReadUntil(`SELECT ${select} FROM ${subquery(task.sql)} WHERE ${filter} LIMIT ${task.settings.tileMaxFeatures + 1}`, task.settings.tileMaxFeatures + 1);
-  if (isInterrupted()) throw new TaskFailure(504, 'query_timeout', 'The tile query ran past its deadline and was stopped.');
+  if (isInterrupted()) throw queryFailure('query_timeout');
   const converter = createValueConverter();
   const features: TileFeature[] = [];
   for (const values of reader.getRows().slice(0, task.settings.tileMaxFeatures)) {

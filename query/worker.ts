@@ -1,7 +1,8 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { toSafeError } from './engine-errors.ts';
+import { describeQueryError, QueryFailure } from './errors.ts';
 import type { FromWorker, QueryTask, TaskOutcome, ToWorker } from './protocol.ts';
-import { runBounds, runPage, runTile, TaskFailure } from './run-task.ts';
+import { runBounds, runPage, runTile } from './run-task.ts';
 import { createBlankInstance, openSandbox, type BlankInstance } from './sandbox.ts';
 
 /**
@@ -22,16 +23,16 @@ async function run(id: number, task: QueryTask): Promise<TaskOutcome> {
     next = undefined;
     sandbox = await openSandbox(task.sources, task.settings, { preserveOrder: task.kind !== 'tile', ...(blank ? { blank } : {}) });
     state.connection = sandbox.connection;
-    if (state.interrupted) throw new TaskFailure(504, 'query_timeout', 'The query ran past its deadline and was stopped.');
+    if (state.interrupted) throw new QueryFailure(describeQueryError('query_timeout'));
     const interrupted = () => state.interrupted;
     const value = task.kind === 'page'
       ? await runPage(sandbox.connection, task, interrupted)
       : task.kind === 'bounds' ? await runBounds(sandbox.connection, task, interrupted) : await runTile(sandbox.connection, task, interrupted);
     return { ok: true, value };
   } catch (error) {
-    if (error instanceof TaskFailure) return { ok: false, status: error.status, code: error.code, message: error.message };
-    if (state.interrupted) return { ok: false, status: 504, code: 'query_timeout', message: 'The query ran past its deadline and was stopped.' };
-    return { ok: false, ...toSafeError(error) };
+    if (error instanceof QueryFailure) return { ok: false, error: error.body };
+    if (state.interrupted) return { ok: false, error: describeQueryError('query_timeout') };
+    return { ok: false, error: toSafeError(error) };
   } finally {
     sandbox?.close();
     current = undefined;

@@ -43,6 +43,32 @@ export const QueryColumnSchema = z.strictObject({ name: z.string().min(1), type:
 
 const rowValue = z.union([z.null(), z.boolean(), z.number(), z.string(), z.record(z.string(), z.unknown()), z.array(z.record(z.string(), z.unknown()))]);
 
+/**
+ * A MapLibre vector source (style specification `VectorSourceSpecification`) for the tiles of a result: pass it
+ * to `map.addSource` as it is. The template holds no token; see {@link MapConfigurationSchema}.
+ */
+export const MapVectorSourceSchema = z
+  .strictObject({
+    type: z.literal('vector'),
+    tiles: z.array(z.string().min(1)).length(1).describe('Tile URL template with {z}, {x} and {y}.'),
+    minzoom: z.number().int().min(0).max(24),
+    maxzoom: z.number().int().min(0).max(24),
+    scheme: z.literal('xyz'),
+  })
+  .meta({ id: 'MapVectorSource' });
+
+/** How a map draws a query result: the vector source, its layer, and how to send the token with tile requests. */
+export const MapConfigurationSchema = z
+  .strictObject({
+    source: MapVectorSourceSchema,
+    source_layer: z.string().min(1).describe('The one layer of every tile ("result"): a style layer\'s source-layer.'),
+    geometry_column: z.string().min(1).describe('The result column drawn on the map.'),
+    bounds_url: z.url().describe('GET it (with the token) for the WGS84 extent of the whole result, to frame the map.'),
+    token_header: z.literal('X-Service-Query-Token').describe('Header that carries the query_token (MapLibre: transformRequest).'),
+    token_query_parameter: z.literal('token').describe('Or this query parameter, for clients that cannot set headers.'),
+  })
+  .meta({ id: 'MapConfiguration' });
+
 /** One page of a query result. */
 export const QueryResultSchema = z
   .strictObject({
@@ -62,7 +88,7 @@ export const QueryResultSchema = z
     deterministic_order: z.boolean(),
     query_id: z.string().regex(/^[A-Za-z0-9_-]{20,64}$/),
     query_token: z.string().min(1).describe('Send back in X-Service-Query-Token for pages, bounds and tiles.'),
-    map_configuration: z.record(z.string(), z.unknown()).optional(),
+    map_configuration: MapConfigurationSchema.optional(),
   })
   .meta({ id: 'QueryResult' });
 
@@ -76,7 +102,17 @@ export const QueryErrorSchema = z
   .strictObject({ code: z.string().min(1), message: z.string().min(1) })
   .meta({ id: 'QueryError' });
 
+/** A source a query reads. */
+export type SourceReference = z.infer<typeof SourceReferenceSchema>;
 /** Body of `POST /api/queries`. */
 export type QueryRequest = z.infer<typeof QueryRequestSchema>;
+/** Body of `POST /api/queries/{query_id}/pages`. */
+export type QueryPageRequest = z.infer<typeof QueryPageRequestSchema>;
+/** One page of a query result. */
+export type QueryResult = z.infer<typeof QueryResultSchema>;
+/** The WGS84 extent of a query result. */
+export type QueryBounds = z.infer<typeof QueryBoundsSchema>;
+/** How a map draws a query result. */
+export type MapConfiguration = z.infer<typeof MapConfigurationSchema>;
 /** Error body of query routes. */
 export type QueryError = z.infer<typeof QueryErrorSchema>;

@@ -8,6 +8,7 @@ import { answerCatalogRequest, loadSnapshot, type CatalogSnapshot } from './cata
 import { answerDataRequest, listDataFiles } from './data-files.ts';
 import { answerDownloadZip, DOWNLOAD_ZIP_ROUTE } from './download-zip.ts';
 import { renderError } from './errors.ts';
+import { createQueryService, type QueryService } from '../query/service.ts';
 import { registerQueryRoutes } from './queries.ts';
 import { PREFLIGHT_HEADERS } from './headers.ts';
 import { respondStatic } from './responses.ts';
@@ -31,6 +32,8 @@ export interface GeoshelfServer {
   snapshot: () => CatalogSnapshot;
   /** Loads `dist/` again if its manifest changed; returns whether it did. */
   reload: () => boolean;
+  /** The query engine behind the query routes. */
+  queries: QueryService;
   /** Stops reloading and the query workers. */
   close: () => Promise<void>;
 }
@@ -66,11 +69,18 @@ export function createServer(options: AppOptions): GeoshelfServer {
   interval?.unref();
 
   const app = new H3({
+    // Errors are logged by renderError, which knows which ones are expected (a query's own failure, a bad request).
+    silent: true,
     onError: (error: HTTPError, event: H3Event) => renderError(error, event, snapshot.store.manifest.settings.base_url),
   });
   // Preflights are answered before routing, so every route, the query routes included, allows cross-origin calls.
   app.use((event) => (event.req.method === 'OPTIONS' ? new FastResponse(null, { status: 204, headers: PREFLIGHT_HEADERS }) : undefined));
-  const queries = registerQueryRoutes(app, config, () => snapshot);
+  const queries = createQueryService({
+    config,
+    catalog: () => ({ index: snapshot.context.index, baseUrl: snapshot.store.manifest.settings.base_url, buildId: String(snapshot.loadedAt) }),
+    warn: (message) => console.warn(message),
+  });
+  registerQueryRoutes(app, queries, { tileMaxAge: config.queryTokenTtl });
   app.get(DOWNLOAD_ZIP_ROUTE, (event) => answerDownloadZip(snapshot, config.dataDir, event.context.params ?? {}));
   app.all('/**', (event) => {
     const method = event.req.method;
@@ -110,5 +120,5 @@ export function createServer(options: AppOptions): GeoshelfServer {
     clearInterval(interval);
     await queries.close();
   };
-  return { app, fetch, snapshot: () => snapshot, reload, close };
+  return { app, fetch, snapshot: () => snapshot, reload, queries, close };
 }

@@ -1,5 +1,6 @@
-import { EncryptJWT, base64url } from 'jose';
+import { base64url } from 'jose';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createToken, readTokenKeys } from '../query/token.ts';
 import { QueryBoundsSchema, QueryErrorSchema, QueryResultSchema } from '../schemas/query.ts';
 import { getWithToken, post, queryServer, sourceRef, TEST_KEYS } from './helpers/queries.ts';
 
@@ -34,7 +35,7 @@ describe('POST /api/queries', () => {
     expect(result.bytes_read).toBeGreaterThan(0);
     expect(result.elapsed_ms).toBeGreaterThan(0);
     expect(result.query_id).toMatch(/^[A-Za-z0-9_-]{22,64}$/);
-    expect(result.map_configuration).toMatchObject({ tiles: [`https://catalog.example.org/api/queries/${result.query_id}/tiles/{z}/{x}/{y}.mvt`], token_header: 'X-Service-Query-Token' });
+    expect(result.map_configuration).toMatchObject({ source: { type: 'vector', tiles: [`https://catalog.example.org/api/queries/${result.query_id}/tiles/{z}/{x}/{y}.mvt`] }, token_header: 'X-Service-Query-Token' });
     expect(JSON.stringify(result.map_configuration)).not.toContain(result.query_token);
   });
 
@@ -117,9 +118,7 @@ describe('pages', () => {
     const tampered = `${a.query_token.slice(0, -5)}${a.query_token.slice(-5) === 'AAAAA' ? 'BBBBB' : 'AAAAA'}`;
     await expectError(await page(tampered), 400, 'token_invalid');
     await expectError(await page(b.query_token), 400, 'token_query_mismatch');
-    const [kid, key] = TEST_KEYS.split(':') as [string, string];
-    const expired = await new EncryptJWT({ qid: a.query_id, sql: 'SELECT 1', sources: [countries()], limit: 1 })
-      .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid }).setIssuedAt(1_000).setExpirationTime(2_000).encrypt(base64url.decode(key));
+    const expired = await createToken({ qid: a.query_id, sql: 'SELECT 1', sources: [countries()], limit: 1 }, readTokenKeys(TEST_KEYS), 60, 1_000);
     await expectError(await page(expired), 400, 'token_expired');
     const stranger = queryServer({ queryKeys: `k2:${base64url.encode(new Uint8Array(32).fill(7))}` });
     await expectError(await post(stranger, `/api/queries/${a.query_id}/pages`, { offset: 0 }, { 'x-service-query-token': a.query_token }), 400, 'token_invalid');

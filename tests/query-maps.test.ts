@@ -68,13 +68,43 @@ describe('tiles', () => {
     expect(feature.geometry.type).toMatch(/Polygon/);
   });
 
-  it('answer 204 outside the result, and 400 for an impossible address', async () => {
+  it('answer 204 outside the result, 400 for an impossible or non-canonical address, and 404 for a path that is no tile', async () => {
     const result = await run('SELECT * FROM places', [megacities()]);
     expect((await getWithToken(server, `/api/queries/${result.query_id}/tiles/8/0/0.mvt`, result.query_token)).status).toBe(204);
-    for (const address of ['1/2/0.mvt', '25/0/0.mvt', '3/1/1.png', '3/-1/1.mvt']) {
-      const response = await getWithToken(server, `/api/queries/${result.query_id}/tiles/${address}`, result.query_token);
-      expect(response.status, address).toBe(400);
+    const statuses = async (addresses: string[], method = 'GET') => Promise.all(addresses.map(async (address) => {
+      const response = await server.fetch(new Request(`http://localhost/api/queries/${result.query_id}/tiles/${address}`, { method, headers: { 'x-service-query-token': result.query_token } }));
+      return [address, response.status, response.status === 204 ? null : (await response.json() as { code: string }).code];
+    }));
+    expect(await statuses(['1/2/0.mvt', '25/0/0.mvt', '3/-1/1.mvt', '0x1/0/0.mvt', '1e0/0/0.mvt', '+1/0/0.mvt', '1/01/0.mvt', '1/0/ 0.mvt']))
+      .toEqual(['1/2/0.mvt', '25/0/0.mvt', '3/-1/1.mvt', '0x1/0/0.mvt', '1e0/0/0.mvt', '+1/0/0.mvt', '1/01/0.mvt', '1/0/ 0.mvt'].map((address) => [address, 400, 'invalid_tile']));
+    expect(await statuses(['3/1/1.png', '3/1', '3/1/1/1.mvt', '3'])).toEqual(['3/1/1.png', '3/1', '3/1/1/1.mvt', '3'].map((address) => [address, 404, 'not_found']));
+    expect(await statuses(['3/1/1.png', '3/1'], 'POST')).toEqual([['3/1/1.png', 404, 'not_found'], ['3/1', 404, 'not_found']]);
+  });
+
+  it('answer HEAD like GET without a body, on tiles and bounds', async () => {
+    const result = await run('SELECT * FROM places', [megacities()]);
+    for (const path of ['tiles/0/0/0.mvt', 'bounds']) {
+      const url = `http://localhost/api/queries/${result.query_id}/${path}`;
+      const headers = { 'x-service-query-token': result.query_token };
+      const get = await server.fetch(new Request(url, { headers }));
+      const head = await server.fetch(new Request(url, { method: 'HEAD', headers }));
+      expect(head.status, path).toBe(200);
+      expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
+      expect(head.headers.get('content-length')).toBe(String((await get.arrayBuffer()).byteLength));
+      expect((await head.arrayBuffer()).byteLength).toBe(0);
     }
+  });
+
+  it('give tiles an ETag a CDN can keep, and answer 304 when it matches', async () => {
+    const result = await run('SELECT * FROM places', [megacities()]);
+    const url = `http://localhost/api/queries/${result.query_id}/tiles/0/0/0.mvt`;
+    const first = await server.fetch(new Request(url, { headers: { 'x-service-query-token': result.query_token } }));
+    const etag = first.headers.get('etag');
+    expect(etag).toMatch(/^"[\w-]{20,}"$/);
+    expect(first.headers.get('cache-control')).toMatch(/^public, max-age=\d+/);
+    const again = await server.fetch(new Request(url, { headers: { 'x-service-query-token': result.query_token, 'if-none-match': etag! } }));
+    expect(again.status).toBe(304);
+    expect(again.headers.get('etag')).toBe(etag);
   });
 
   it('cap the features of a tile and say so', async () => {

@@ -1,0 +1,172 @@
+/**
+ * QUERY_ERRORS: every error the query engine can answer, once, with its status, message and hint (like the
+ * build's error catalog in generator/errors.ts). Surfaces map it to their own shape: `{code, message}` on
+ * /api/queries, `isError` tool results on MCP, exception documents on OGC API - Features.
+ *
+ * Messages never hold SQL, paths, settings or tokens; a template quotes only values the user sent and that
+ * are safe to echo (an alias, a CRS name cut short, a source's numeric ids).
+ */
+
+/** One entry of the catalog: a message (fixed, or a template of the details it names) and a hint. */
+interface QueryErrorDefinition {
+  status: 400 | 404 | 405 | 422 | 500 | 503 | 504;
+  message: string | ((...args: any[]) => string);
+  hint: string;
+}
+
+const define = <const D extends QueryErrorDefinition>(definition: D): D => definition;
+const cut = (text: string, length = 64) => (text.length > length ? `${text.slice(0, length)}…` : text);
+
+const SQL_HINT = 'The README section "Queries" lists what a query may use; the message says what to change.';
+const RETRY_HINT = 'Retry after the number of seconds in the Retry-After header.';
+
+/** Every query error code with its status, message and hint. */
+export const QUERY_ERRORS = {
+  invalid_json: define({ status: 400, message: 'The request body is not valid JSON.', hint: 'Send a JSON object with content-type application/json.' }),
+  invalid_request: define({
+    status: 400,
+    message: (problems: string) => `The request is not valid: ${problems}.`,
+    hint: 'Compare the request with the QueryRequest and QueryPageRequest schemas in /api/openapi.',
+  }),
+  body_too_large: define({ status: 400, message: (limit: number) => `The request body is larger than ${limit} bytes.`, hint: 'Shorten the SQL or send fewer sources.' }),
+  source_not_found: define({
+    status: 400,
+    message: (where: string, missing: string) => `${where}: ${missing}.`,
+    hint: 'Take collection_id, dataset_id, file_id and file_source_id from the dataset detail route.',
+  }),
+  duplicate_alias: define({
+    status: 400,
+    message: (where: string, alias: string) => `${where}: alias "${cut(alias)}" is used twice; give each source its own alias.`,
+    hint: 'Aliases are table names in the SQL and compare without case.',
+  }),
+  unknown_crs: define({
+    status: 400,
+    message: (crs: string) => `result_crs "${cut(crs, 40)}" is not a CRS this service knows; use EPSG:4326, EPSG:3857 or another code listed in the README.`,
+    hint: 'The README section "The data dictionary" lists the known CRS codes.',
+  }),
+  invalid_query_id: define({ status: 400, message: 'query_id must be 20 to 64 characters of A-Z, a-z, 0-9, _ and -.', hint: 'Use the query_id of a QueryResult.' }),
+  token_missing: define({ status: 400, message: 'Send the query_token of the query in the X-Service-Query-Token header.', hint: 'Tiles also accept it in the token query parameter.' }),
+  token_expired: define({ status: 400, message: 'The query token has expired; run the query again with POST /api/queries.', hint: 'Tokens live GEOSHELF_QUERY_TOKEN_TTL seconds.' }),
+  token_invalid: define({
+    status: 400,
+    message: 'The query token is not valid: it was changed, or made with a key this service does not have.',
+    hint: 'Every replica needs the same GEOSHELF_QUERY_KEYS.',
+  }),
+  token_query_mismatch: define({ status: 400, message: 'The query token belongs to another query_id than the one in the path.', hint: 'Send the token with the query_id it came with.' }),
+  invalid_tile: define({
+    status: 400,
+    message: (maxZoom: number) => `The tile address must be /tiles/{z}/{x}/{y}.mvt with decimal integers 0 ≤ z ≤ ${maxZoom} and 0 ≤ x, y < 2^z.`,
+    hint: 'Use the tile template of map_configuration.',
+  }),
+  sql_empty: define({ status: 400, message: 'The query is empty; send one SELECT statement.', hint: SQL_HINT }),
+  sql_syntax_error: define({ status: 400, message: 'The query could not be parsed; check its SQL syntax.', hint: SQL_HINT }),
+  sql_not_select: define({ status: 400, message: 'Only one SELECT statement can run.', hint: SQL_HINT }),
+  sql_multiple_statements: define({ status: 400, message: 'Send exactly one SELECT statement.', hint: SQL_HINT }),
+  sql_unknown_table: define({ status: 400, message: 'A table is not one of this query\'s sources.', hint: SQL_HINT }),
+  sql_qualified_name: define({ status: 400, message: 'Names cannot be qualified with a schema or catalog.', hint: SQL_HINT }),
+  sql_file_not_allowed: define({ status: 400, message: 'Queries cannot read files directly.', hint: SQL_HINT }),
+  sql_table_function_not_allowed: define({ status: 400, message: 'Only unnest(…) may be used as a table function.', hint: SQL_HINT }),
+  sql_function_not_allowed: define({ status: 400, message: 'A function is not allowed in queries.', hint: SQL_HINT }),
+  sql_recursive_cte: define({ status: 400, message: 'Recursive CTEs (WITH RECURSIVE) are not allowed.', hint: SQL_HINT }),
+  sql_parameter_not_allowed: define({ status: 400, message: 'Query parameters ($1, ?, $name) are not supported; write the values into the query.', hint: SQL_HINT }),
+  sql_unsupported_syntax: define({ status: 400, message: 'The query uses syntax that is not supported here.', hint: SQL_HINT }),
+  sql_too_complex: define({ status: 400, message: 'The query is too complex to run; simplify it.', hint: SQL_HINT }),
+  not_found: define({ status: 404, message: 'There is no such query route; see /api/openapi.', hint: 'The query routes are listed in /api/openapi.' }),
+  method_not_allowed: define({ status: 405, message: (allowed: string) => `This query route accepts ${allowed} only.`, hint: 'The Allow header lists the methods.' }),
+  source_not_queryable: define({
+    status: 422,
+    message: (where: string, why: string) => `${where}: ${why}`,
+    hint: 'Queries read GeoParquet sources stored in the data folder; the file metadata route lists each source\'s format.',
+  }),
+  geometry_column_not_found: define({
+    status: 422,
+    message: (column: string) => `The result has no column "${cut(column)}" to use as geometry_column.`,
+    hint: 'geometry_column must name a column of the result.',
+  }),
+  geometry_column_not_geometry: define({
+    status: 422,
+    message: (column: string, type: string) => `Column "${cut(column)}" holds ${cut(type, 40)}, not geometries.`,
+    hint: 'geometry_column must name a GEOMETRY or WKB column.',
+  }),
+  no_geometry: define({
+    status: 422,
+    message: 'The result has no geometry column, so it cannot be framed or tiled; select one, or name it in geometry_column.',
+    hint: 'Bounds and tiles need a geometry column in the result.',
+  }),
+  empty_result: define({ status: 422, message: 'The result holds no geometry to frame.', hint: 'Bounds need at least one non-empty geometry.' }),
+  query_binder_error: define({
+    status: 422,
+    message: (column?: string) => column === undefined
+      ? 'A column or function is unknown, or used with the wrong types.'
+      : `Column "${cut(column)}" is not in the tables the query reads; check its name in the schema route.`,
+    hint: 'The schema route lists every column and its type.',
+  }),
+  query_unknown_name: define({ status: 422, message: 'The query names a table, view or function that does not exist for it.', hint: 'Use the aliases declared in sources.' }),
+  query_conversion_error: define({ status: 422, message: 'A value could not be converted to the type the query asks for.', hint: 'Use TRY_CAST to turn failed conversions into null.' }),
+  query_out_of_range: define({ status: 422, message: 'A value is out of range for its type (an overflow, or a date out of bounds).', hint: 'Cast to a wider type.' }),
+  query_not_permitted: define({ status: 422, message: 'The query tried to reach something outside its sources.', hint: 'Read data through the aliases declared in sources.' }),
+  query_not_supported: define({ status: 422, message: 'The query uses a feature the engine does not support.', hint: 'Rewrite the query without it.' }),
+  query_out_of_memory: define({
+    status: 422,
+    message: 'The query needs more memory than a query may use; filter, aggregate or select fewer columns.',
+    hint: 'GEOSHELF_QUERY_MEMORY_MB bounds the memory of a query.',
+  }),
+  query_failed: define({ status: 422, message: 'The query could not be executed.', hint: 'Simplify the query; the engine gave no safe reason.' }),
+  query_service_busy: define({
+    status: 503,
+    message: (seconds: number) => `The query service is busy: the wait for a worker would pass the deadline. Try again in ${seconds} s.`,
+    hint: RETRY_HINT,
+  }),
+  query_service_unavailable: define({ status: 503, message: 'The query service is shutting down.', hint: 'Send the request to another replica or retry later.' }),
+  internal_error: define({ status: 500, message: 'An unexpected error occurred; it has been logged.', hint: 'Retry; if it persists, report it with the time of the request.' }),
+  query_timeout: define({ status: 504, message: 'The query ran past its deadline and was stopped.', hint: 'Filter earlier, aggregate, or ask for smaller pages; GEOSHELF_QUERY_TIMEOUT_MS is the deadline.' }),
+} as const;
+
+/** A stable query error code. */
+export type QueryErrorCode = keyof typeof QUERY_ERRORS;
+
+type MessageArgs<C extends QueryErrorCode> = (typeof QUERY_ERRORS)[C]['message'] extends (...args: infer A) => string ? A : [];
+
+/** What a surface needs to answer an error: the code, its status, the message and the hint. */
+export interface QueryErrorBody {
+  code: QueryErrorCode;
+  status: number;
+  message: string;
+  hint: string;
+}
+
+/** A query error as thrown inside the engine; surfaces catch it and render {@link QueryFailure.body}. */
+export class QueryFailure extends Error {
+  readonly body: QueryErrorBody;
+  /** Seconds a client should wait before retrying (503s); surfaces send it as Retry-After. */
+  readonly retryAfter: number | undefined;
+
+  constructor(body: QueryErrorBody, retryAfter?: number) {
+    super(body.message);
+    this.name = 'QueryFailure';
+    this.body = body;
+    this.retryAfter = retryAfter;
+  }
+}
+
+/**
+ * The body of a query error, with the message filled in from the catalog.
+ * @example describeQueryError('unknown_crs', 'EPSG:9999').message // 'result_crs "EPSG:9999" is not a CRS …'
+ */
+export function describeQueryError<C extends QueryErrorCode>(code: C, ...args: MessageArgs<C>): QueryErrorBody {
+  const { status, message, hint } = QUERY_ERRORS[code] as QueryErrorDefinition;
+  return { code, status, message: typeof message === 'string' ? message : message(...args), hint };
+}
+
+/**
+ * A throwable query error from the catalog.
+ * @example throw queryFailure('source_not_found', 'sources[0]', 'collection 1 has no dataset 9')
+ */
+export function queryFailure<C extends QueryErrorCode>(code: C, ...args: MessageArgs<C>): QueryFailure {
+  return new QueryFailure(describeQueryError(code, ...args));
+}
+
+/** Whether `code` is in the catalog; for codes that arrive from a worker process. */
+export function isQueryErrorCode(code: string): code is QueryErrorCode {
+  return Object.hasOwn(QUERY_ERRORS, code);
+}

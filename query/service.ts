@@ -1,0 +1,162 @@
+import type { z } from 'zod';
+import type { CatalogIndex } from '../core/catalog-index.ts';
+import { resolveCrs } from '../core/geo/crs.ts';
+import { isValidTile, MAX_TILE_ZOOM } from '../core/geo/mvt.ts';
+import type { Config } from '../runtime/config.ts';
+import { formatPath, safeParseWithFriendlyErrors } from '../schemas/parse.ts';
+import {
+  QueryPageRequestSchema, QueryRequestSchema, type QueryBounds, type QueryResult,
+} from '../schemas/query.ts';
+import { describeQueryError, QueryFailure, queryFailure } from './errors.ts';
+import { shapePage } from './page.ts';
+import { QueryPool } from './pool.ts';
+import type { BoundsValue, PageValue, QueryTask, TaskOutcome, TileValue } from './protocol.ts';
+import type { SandboxSettings } from './sandbox.ts';
+import { resolveSources } from './sources.ts';
+import { createQueryId, createToken, readToken, readTokenKeys, type TokenPayload } from './token.ts';
+import { SqlParser } from './validate-sql.ts';
+
+/** The catalog a query runs against: the build in force, read anew for every request. */
+export interface QueryCatalog {
+  index: CatalogIndex;
+  /** `{base_url}` of the build, for the URLs in `map_configuration`. */
+  baseUrl: string;
+  /** Changes with every build, so cached tiles of an older build are never served. */
+  buildId: string;
+}
+
+/** The settings the query engine reads. */
+export type QueryConfig = Pick<Config,
+  'dataDir' | 'queryKeys' | 'queryWorkers' | 'queryQueue' | 'queryTimeoutMs' | 'queryMemoryMb' | 'queryThreads'
+  | 'queryTokenTtl' | 'queryMaxResponseBytes' | 'tileMaxFeatures'>;
+
+/** Options of {@link createQueryService}. */
+export interface QueryServiceOptions {
+  config: QueryConfig;
+  catalog: () => QueryCatalog;
+  /** Told once when no token key is configured. */
+  warn?: (message: string) => void;
+}
+
+/** A tile address. */
+export interface TileAddress {
+  z: number;
+  x: number;
+  y: number;
+}
+
+/** An encoded vector tile of a result; `features` 0 means the tile is empty. */
+export interface QueryTile {
+  bytes: Uint8Array;
+  features: number;
+  truncated: boolean;
+}
+
+/** The query engine, apart from any surface: every method resolves to a response document or throws a QueryFailure. */
+export interface QueryService {
+  /** Runs a query (the body of `POST /api/queries`) and answers its first page with a token. */
+  run: (request: unknown) => Promise<QueryResult>;
+  /** Answers a page (the body of the page call) of the query a token stands for. */
+  page: (queryId: string, token: string | null | undefined, request: unknown) => Promise<QueryResult>;
+  /** Answers the WGS84 extent of the whole result. */
+  bounds: (queryId: string, token: string | null | undefined) => Promise<QueryBounds>;
+  /** Answers one vector tile of the result. */
+  tile: (queryId: string, token: string | null | undefined, address: TileAddress) => Promise<QueryTile>;
+  /** Stops the workers and the SQL parser; later calls answer `query_service_unavailable`. */
+  close: () => Promise<void>;
+  /** The worker pool, for tests and benchmarks. */
+  pool: QueryPool;
+}
+
+/**
+ * Creates the query engine: SQL checks (layer 1), the worker pool (layers 2 and 3), tokens, pages, bounds and
+ * tiles. Surfaces (the HTTP routes, MCP, OGC features) are thin adapters over it.
+ * @example
+ * const service = createQueryService({ config, catalog: () => ({ index, baseUrl, buildId }) });
+ * const first = await service.run({ sources: [ref], sql: 'SELECT name FROM countries ORDER BY name' });
+ * const next = await service.page(first.query_id, first.query_token, { offset: first.next_offset });
+ */
+export function createQueryService(options: QueryServiceOptions): QueryService {
+  const { config, catalog } = options;
+  const keys = readTokenKeys(config.queryKeys);
+  if (keys.generated) options.warn?.('geoshelf: GEOSHELF_QUERY_KEYS is not set; query tokens use a key made for this process and will not work on another one.');
+  const pool = new QueryPool({ workers: config.queryWorkers, queue: config.queryQueue, timeoutMs: config.queryTimeoutMs, memoryCapMb: config.queryMemoryMb + 512 });
+  const settings: SandboxSettings = { threads: config.queryThreads, memoryLimitMb: config.queryMemoryMb, maxResponseBytes: config.queryMaxResponseBytes, tileMaxFeatures: config.tileMaxFeatures };
+  let parser: Promise<SqlParser> | undefined;
+
+  /** Resolves the sources and checks the SQL; both happen again on every page, bounds and tile. */
+  const prepare = async (query: Pick<TokenPayload, 'sql' | 'sources'>) => {
+    const sources = resolveSources(catalog().index, config.dataDir, query.sources);
+    const check = await (await (parser ??= SqlParser.create())).check(query.sql, sources.map((source) => source.alias));
+    if (!check.ok) throw new QueryFailure({ ...describeQueryError(check.code), message: check.message });
+    const used = new Set(check.tablesUsed.map((name) => name.toLowerCase()));
+    return { sources: sources.filter((source) => used.has(source.alias.toLowerCase())), ordered: check.orderedAtTop };
+  };
+
+  const execute = async <T>(query: TokenPayload, task: (base: Pick<QueryTask, 'sql' | 'sources' | 'geometryColumn' | 'settings'>) => QueryTask) => {
+    const { sources, ordered } = await prepare(query);
+    const outcome = await pool.run(task({ sql: query.sql, sources, geometryColumn: query.geometry_column, settings }));
+    return { value: unwrap<T>(outcome), sources, ordered };
+  };
+
+  const answerPage = async (query: TokenPayload, token: string, offset: number, limit: number, started: number): Promise<QueryResult> => {
+    const { value, sources, ordered } = await execute<PageValue>(query, (base) => ({ ...base, kind: 'page', offset, limit, resultCrs: query.result_crs }));
+    return shapePage(value, { query, token, offset, limit, ordered, started, filesRead: new Set(sources.map((source) => source.path)).size, baseUrl: catalog().baseUrl });
+  };
+
+  const authorize = (queryId: string, token: string | null | undefined) => {
+    if (!/^[A-Za-z0-9_-]{20,64}$/.test(queryId)) throw queryFailure('invalid_query_id');
+    return readToken(token, queryId, keys);
+  };
+
+  return {
+    pool,
+    async run(input) {
+      const started = performance.now();
+      const request = parseRequest(QueryRequestSchema, input);
+      const crs = request.result_crs === undefined ? undefined : resolveCrs(request.result_crs);
+      if (request.result_crs !== undefined && !crs) throw queryFailure('unknown_crs', request.result_crs);
+      const payload: TokenPayload = {
+        qid: createQueryId(), sql: request.sql, sources: request.sources, limit: request.limit,
+        ...(request.geometry_column ? { geometry_column: request.geometry_column } : {}),
+        ...(crs ? { result_crs: crs } : {}),
+      };
+      const token = await createToken(payload, keys, config.queryTokenTtl);
+      return answerPage(payload, token, 0, request.limit, started);
+    },
+    async page(queryId, token, input) {
+      const started = performance.now();
+      const query = await authorize(queryId, token);
+      const request = parseRequest(QueryPageRequestSchema, input);
+      return answerPage(query, token!, request.offset, request.page_size, started);
+    },
+    async bounds(queryId, token) {
+      const query = await authorize(queryId, token);
+      const { value } = await execute<BoundsValue>(query, (base) => ({ ...base, kind: 'bounds' }));
+      return { bounds: value.bounds };
+    },
+    async tile(queryId, token, { z, x, y }) {
+      const query = await authorize(queryId, token);
+      if (!isValidTile(z, x, y)) throw queryFailure('invalid_tile', MAX_TILE_ZOOM);
+      const { value } = await execute<TileValue>(query, (base) => ({ ...base, kind: 'tile', z, x, y }));
+      return value;
+    },
+    async close() {
+      await pool.close();
+      (await parser?.catch(() => undefined))?.close();
+    },
+  };
+}
+
+/** Parses a request body; a mismatch is `invalid_request`, naming up to five fields. */
+function parseRequest<T extends z.ZodType>(schema: T, value: unknown): z.output<T> {
+  const result = safeParseWithFriendlyErrors(schema, value, { source: 'request body', describePath: formatPath });
+  if (result.ok) return result.data;
+  throw queryFailure('invalid_request', result.issues.slice(0, 5).map((issue) => `${issue.path}: ${issue.message}`).join('; '));
+}
+
+/** The value of a worker's outcome, or its error thrown as a QueryFailure. */
+function unwrap<T>(outcome: TaskOutcome): T {
+  if (!outcome.ok) throw new QueryFailure(outcome.error, (outcome as { retryAfter?: number }).retryAfter);
+  return outcome.value as T;
+}
