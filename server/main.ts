@@ -1,4 +1,3 @@
-import { serve } from 'srvx';
 import { loadConfig, type Config } from '../runtime/config.ts';
 import { readManifestSync } from '../runtime/manifest.ts';
 import { buildCatalog } from '../generator/build.ts';
@@ -6,6 +5,7 @@ import { printBuildError } from '../generator/cli.ts';
 import { createTerminalProgress } from '../generator/enrich/progress.ts';
 import { BuildError } from '../generator/errors.ts';
 import { createServer } from './app.ts';
+import { listen } from './listen.ts';
 
 /**
  * `npm start`: brings `dist/` up to date with the records (an incremental build, quick when nothing changed),
@@ -21,8 +21,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const geoshelf = createServer({ config, serveData: true, reloadIntervalMs: 2000 });
-  const server = serve({ fetch: geoshelf.fetch, port: config.port, hostname: config.host, silent: true });
-  await server.ready();
+  const server = await listen(geoshelf, { port: config.port, hostname: config.host });
   console.log(`geoshelf is serving ${config.baseUrl}/api (data under ${config.storageBaseUrl}) on ${config.host}:${config.port}`);
   const stop = async () => {
     await server.close();

@@ -1,0 +1,67 @@
+import { connect } from 'node:net';
+import type { Server as NodeServer } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { QueryResultSchema } from '../schemas/query.ts';
+import { HTTP_TIMEOUTS, listen } from '../server/listen.ts';
+import { queryServer, sourceRef } from './helpers/queries.ts';
+
+const geoshelf = queryServer();
+let origin = '';
+let nodeServer: NodeServer;
+let close: () => Promise<void>;
+
+beforeAll(async () => {
+  const server = await listen(geoshelf, { port: 0, hostname: '127.0.0.1' });
+  origin = server.url!.replace(/\/$/, '');
+  nodeServer = server.node!.server as NodeServer;
+  close = () => server.close(true);
+});
+afterAll(async () => {
+  await close();
+  await geoshelf.close();
+});
+
+const countries = () => sourceRef(geoshelf, 'countries', 'natural-earth', 'countries', 'countries-110m');
+
+describe('the query routes over a real socket', () => {
+  it('give the largest valid query a token of at most 12 KB that later calls accept', async () => {
+    // 8 KiB of control characters, which JSON escapes six-fold, and eight sources with the longest aliases.
+    const sources = Array.from({ length: 8 }, (_, i) => ({ ...countries(), alias: `${'a'.repeat(61)}${i}x`.slice(0, 63) }));
+    const head = `SELECT name FROM ${sources[0]!.alias} ORDER BY name --`;
+    const sql = `${head}${'\u0001'.repeat(8192 - head.length)}`;
+    expect(new TextEncoder().encode(sql).byteLength).toBe(8192);
+    const created = await fetch(`${origin}/api/queries`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sources, sql, limit: 5 }) });
+    expect(created.status).toBe(200);
+    const first = QueryResultSchema.parse(await created.json());
+    expect(first.query_token.length).toBeLessThanOrEqual(12 * 1024);
+    const page = await fetch(`${origin}/api/queries/${first.query_id}/pages`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'x-service-query-token': first.query_token }, body: JSON.stringify({ offset: 5, page_size: 5 }),
+    });
+    expect(page.status).toBe(200);
+    expect(QueryResultSchema.parse(await page.json()).rows).toHaveLength(5);
+  });
+
+  it('do not log a request whose client went away while sending its body, and keep answering', async () => {
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    const { port } = new URL(origin);
+    await new Promise<void>((resolve) => {
+      const socket = connect(Number(port), '127.0.0.1', () => {
+        socket.write('POST /api/queries HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"sources": [');
+        setTimeout(() => socket.destroy(), 100);
+      });
+      socket.on('close', () => resolve());
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const health = await fetch(`${origin}/api/health`);
+    expect(health.status).toBe(200);
+    expect(errors).not.toHaveBeenCalled();
+    errors.mockRestore();
+  });
+
+  it('bound how long a client may take to send a request and how long an idle connection stays open', () => {
+    expect(nodeServer.requestTimeout).toBe(HTTP_TIMEOUTS.requestTimeout);
+    expect(nodeServer.headersTimeout).toBe(HTTP_TIMEOUTS.headersTimeout);
+    expect(nodeServer.keepAliveTimeout).toBe(HTTP_TIMEOUTS.keepAliveTimeout);
+    expect(HTTP_TIMEOUTS.headersTimeout).toBeLessThan(HTTP_TIMEOUTS.requestTimeout);
+  });
+});
