@@ -59,18 +59,70 @@ export const QUERY_ERRORS = {
     hint: 'Use the tile template of map_configuration.',
   }),
   sql_empty: define({ status: 400, message: 'The query is empty; send one SELECT statement.', hint: SQL_HINT }),
-  sql_syntax_error: define({ status: 400, message: 'The query could not be parsed; check its SQL syntax.', hint: SQL_HINT }),
-  sql_not_select: define({ status: 400, message: 'Only one SELECT statement can run.', hint: SQL_HINT }),
-  sql_multiple_statements: define({ status: 400, message: 'Send exactly one SELECT statement.', hint: SQL_HINT }),
-  sql_unknown_table: define({ status: 400, message: 'A table is not one of this query\'s sources.', hint: SQL_HINT }),
-  sql_qualified_name: define({ status: 400, message: 'Names cannot be qualified with a schema or catalog.', hint: SQL_HINT }),
-  sql_file_not_allowed: define({ status: 400, message: 'Queries cannot read files directly.', hint: SQL_HINT }),
-  sql_table_function_not_allowed: define({ status: 400, message: 'Only unnest(…) may be used as a table function.', hint: SQL_HINT }),
-  sql_function_not_allowed: define({ status: 400, message: 'A function is not allowed in queries.', hint: SQL_HINT }),
-  sql_recursive_cte: define({ status: 400, message: 'Recursive CTEs (WITH RECURSIVE) are not allowed.', hint: SQL_HINT }),
+  sql_syntax_error: define({
+    status: 400,
+    message: (at?: { position?: number; nul?: boolean }) => at?.nul
+      ? 'The query contains a NUL character.'
+      : at?.position === undefined ? 'The query could not be parsed; check its SQL syntax.' : `The query could not be parsed: syntax error at character offset ${at.position}.`,
+    hint: SQL_HINT,
+  }),
+  sql_not_select: define({
+    status: 400,
+    message: (statement?: 'describe') => statement === 'describe'
+      ? 'DESCRIBE, SHOW and SUMMARIZE are not available; the data dictionary lists every column, and SELECT can compute summaries.'
+      : 'Only one SELECT statement can run (FROM-first and VALUES queries count); statements such as PRAGMA, SET, COPY, ATTACH, INSTALL, CALL, EXPLAIN or CREATE are not allowed.',
+    hint: SQL_HINT,
+  }),
+  sql_multiple_statements: define({ status: 400, message: 'Send exactly one SELECT statement; this query has several, separated by ";".', hint: SQL_HINT }),
+  sql_unknown_table: define({
+    status: 400,
+    message: (table: string) => `Table ${table} is not one of this query's sources. Use the aliases declared in "sources", or a name defined with WITH.`,
+    hint: SQL_HINT,
+  }),
+  sql_qualified_name: define({
+    status: 400,
+    message: (functionName?: string) => functionName === undefined
+      ? 'Table names cannot be qualified with a schema or catalog; use the aliases declared in "sources".'
+      : `Functions cannot be called with a schema or catalog prefix; call ${functionName} by its name alone.`,
+    hint: SQL_HINT,
+  }),
+  sql_file_not_allowed: define({
+    status: 400,
+    message: 'Queries cannot read files directly; declare the dataset in "sources" and use its alias as the table name.',
+    hint: SQL_HINT,
+  }),
+  sql_table_function_not_allowed: define({
+    status: 400,
+    message: (what: string) => `${what} not allowed in FROM; only unnest(…) is. Read data through the aliases declared in "sources".`,
+    hint: SQL_HINT,
+  }),
+  sql_function_not_allowed: define({
+    status: 400,
+    message: (name: string, use: 'call' | 'aggregate-name' | 'bare-name' = 'call') => {
+      if (use === 'aggregate-name') return `Function "${name}" needs the name of an allowed aggregate as a constant string, like ${name}(values, 'sum').`;
+      if (use === 'bare-name') return `"${name}" names a function that is not allowed in queries. If it is a column, qualify it with its table, like t.${name}.`;
+      return `Function ${name} is not allowed in queries. Allowed functions are listed in the README.`;
+    },
+    hint: SQL_HINT,
+  }),
+  sql_recursive_cte: define({
+    status: 400,
+    message: (form: 'with-recursive' | 'using-key' = 'with-recursive') => `Recursive CTEs (WITH RECURSIVE${form === 'using-key' ? ' … USING KEY' : ''}) are not allowed.`,
+    hint: SQL_HINT,
+  }),
   sql_parameter_not_allowed: define({ status: 400, message: 'Query parameters ($1, ?, $name) are not supported; write the values into the query.', hint: SQL_HINT }),
-  sql_unsupported_syntax: define({ status: 400, message: 'The query uses syntax that is not supported here.', hint: SQL_HINT }),
-  sql_too_complex: define({ status: 400, message: 'The query is too complex to run; simplify it.', hint: SQL_HINT }),
+  sql_unsupported_syntax: define({
+    status: 400,
+    message: (what?: string) => `This query uses ${what ?? 'a construct'}, which is not supported here.`,
+    hint: SQL_HINT,
+  }),
+  sql_too_complex: define({
+    status: 400,
+    message: (limit: { bytes: number } | { nodes: number; depth: number }) => 'bytes' in limit
+      ? `The query is too complex to run (longer than ${limit.bytes} bytes, or nested deeper than DuckDB allows); simplify it.`
+      : `The query is too complex to run (more than ${limit.nodes} syntax nodes, or nested more than ${limit.depth} levels deep); simplify it.`,
+    hint: SQL_HINT,
+  }),
   not_found: define({ status: 404, message: 'There is no such query route; see /api/openapi.', hint: 'The query routes are listed in /api/openapi.' }),
   method_not_allowed: define({ status: 405, message: (allowed: string) => `This query route accepts ${allowed} only.`, hint: 'The Allow header lists the methods.' }),
   source_not_queryable: define({
@@ -125,7 +177,8 @@ export const QUERY_ERRORS = {
 /** A stable query error code. */
 export type QueryErrorCode = keyof typeof QUERY_ERRORS;
 
-type MessageArgs<C extends QueryErrorCode> = (typeof QUERY_ERRORS)[C]['message'] extends (...args: infer A) => string ? A : [];
+/** The details the message template of `C` takes. */
+export type MessageArgs<C extends QueryErrorCode> = (typeof QUERY_ERRORS)[C]['message'] extends (...args: infer A) => string ? A : [];
 
 /** What a surface needs to answer an error: the code, its status, the message and the hint. */
 export interface QueryErrorBody {

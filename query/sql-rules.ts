@@ -6,6 +6,7 @@ import {
   SQL_VALUE_FUNCTIONS,
 } from './sql-allowlist.ts';
 import type { SqlSource } from './sql-source.ts';
+import { describeQueryError, type MessageArgs } from './errors.ts';
 import type { SqlCheckCode, SqlRefusal } from './validate-sql.ts';
 
 /** One object of the JSON tree `json_serialize_sql` returns. */
@@ -35,9 +36,9 @@ const PLAIN_CLASSES = new Set([
 /** The text at a call the user qualified with `main.`; the parser qualifies its own helpers the same way. */
 const TYPED_MAIN = /^(?:main|"main")\s*\./i;
 
-/** Builds a refusal; messages never quote the SQL, only the user's own identifiers. */
-export function refuse(code: SqlCheckCode, message: string): SqlRefusal {
-  return { ok: false, code, message };
+/** Builds a refusal with the catalog's message; messages never quote the SQL, only the user's own identifiers. */
+export function refuse<C extends SqlCheckCode>(code: C, ...args: MessageArgs<C>): SqlRefusal {
+  return { ok: false, code, message: describeQueryError(code, ...args).message };
 }
 
 /** `"name"` when the identifier is plain enough to repeat back, else `fallback`. */
@@ -50,11 +51,11 @@ function text(value: unknown): string {
 }
 
 function functionRefusal(name: string): SqlRefusal {
-  return refuse('sql_function_not_allowed', `Function ${quoteName(name, 'a function')} is not allowed in queries. Allowed functions are listed in the README.`);
+  return refuse('sql_function_not_allowed', quoteName(name, 'a function'));
 }
 
 function unsupported(what: string): SqlRefusal {
-  return refuse('sql_unsupported_syntax', `This query uses ${what}, which is not supported here.`);
+  return refuse('sql_unsupported_syntax', what);
 }
 
 /** Checks a function or window call: no schema or catalog, an allowed name, and a constant aggregate name. */
@@ -63,14 +64,14 @@ function checkCall(node: AstObject, ctx: RuleContext): SqlRefusal | undefined {
   const schema = text(node.schema);
   const typedMain = schema.toLowerCase() === 'main' && TYPED_MAIN.test(ctx.source.textAt(node.query_location));
   if (text(node.catalog) || (schema && schema.toLowerCase() !== 'main') || typedMain) {
-    return refuse('sql_qualified_name', `Functions cannot be called with a schema or catalog prefix; call ${quoteName(name, 'the function')} by its name alone.`);
+    return refuse('sql_qualified_name', quoteName(name, 'the function'));
   }
   if (!ALLOWED_FUNCTIONS.has(name)) return functionRefusal(name);
   if (LIST_AGGREGATE_FUNCTIONS.has(name)) {
     const argument = (node.children as AstObject[] | undefined)?.[1];
     const aggregate = argument?.class === 'CONSTANT' ? (argument.value as AstObject | null)?.value : undefined;
     if (typeof aggregate !== 'string' || !ALLOWED_AGGREGATES.has(aggregate.toLowerCase())) {
-      return refuse('sql_function_not_allowed', `Function "${name}" needs the name of an allowed aggregate as a constant string, like ${name}(values, 'sum').`);
+      return refuse('sql_function_not_allowed', name, 'aggregate-name');
     }
   }
   return undefined;
@@ -84,12 +85,12 @@ export function checkExpression(node: AstObject, ctx: RuleContext): SqlRefusal |
     const names = node.column_names as unknown[];
     const name = names.length === 1 ? text(names[0]).toLowerCase() : '';
     if (SQL_VALUE_FUNCTIONS.has(name) && !ALLOWED_FUNCTIONS.has(name)) {
-      return refuse('sql_function_not_allowed', `"${name}" names a function that is not allowed in queries. If it is a column, qualify it with its table, like t.${name}.`);
+      return refuse('sql_function_not_allowed', name, 'bare-name');
     }
     return undefined;
   }
   if (kind === 'OPERATOR') return OPERATOR_TYPES.has(text(node.type)) ? undefined : unsupported('an unknown operator');
-  if (kind === 'PARAMETER') return refuse('sql_parameter_not_allowed', 'Query parameters ($1, ?, $name) are not supported; write the values into the query.');
+  if (kind === 'PARAMETER') return refuse('sql_parameter_not_allowed');
   if (kind === 'DEFAULT') return unsupported('DEFAULT');
   return PLAIN_CLASSES.has(kind) ? undefined : unsupported('an unknown kind of expression');
 }
@@ -97,7 +98,7 @@ export function checkExpression(node: AstObject, ctx: RuleContext): SqlRefusal |
 /** Checks a query node; CTE names are scoped by the walker. */
 export function checkQueryNode(node: AstObject): SqlRefusal | undefined {
   const type = text(node.type);
-  if (type === 'RECURSIVE_CTE_NODE') return refuse('sql_recursive_cte', 'Recursive CTEs (WITH RECURSIVE) are not allowed.');
+  if (type === 'RECURSIVE_CTE_NODE') return refuse('sql_recursive_cte');
   if (type === 'SELECT_NODE' || type === 'SET_OPERATION_NODE') return undefined;
   return unsupported('an unknown kind of query');
 }
@@ -112,13 +113,13 @@ export function checkTableRef(node: AstObject, scope: ReadonlySet<string>, ctx: 
     case 'PIVOT':
       return undefined;
     case 'SHOW_REF':
-      return refuse('sql_not_select', 'DESCRIBE, SHOW and SUMMARIZE are not available; the data dictionary lists every column, and SELECT can compute summaries.');
+      return refuse('sql_not_select', 'describe');
     case 'TABLE_FUNCTION': {
       const call = (node.function ?? {}) as AstObject;
       const name = text(call.function_name).toLowerCase();
       if (call.class === 'FUNCTION' && ALLOWED_TABLE_FUNCTIONS.has(name)) return undefined;
       const what = IDENTIFIER.test(name) ? `Table function "${name}" is` : 'This table function is';
-      return refuse('sql_table_function_not_allowed', `${what} not allowed in FROM; only unnest(…) is. Read data through the aliases declared in "sources".`);
+      return refuse('sql_table_function_not_allowed', what);
     }
     case 'BASE_TABLE':
       return checkBaseTable(node, scope, ctx);
@@ -131,17 +132,17 @@ function checkBaseTable(node: AstObject, scope: ReadonlySet<string>, ctx: RuleCo
   const name = text(node.table_name);
   const start = ctx.source.textAt(node.query_location, 2);
   if (start.startsWith("'") || start.startsWith('$') || /^e'/i.test(start) || /[/\\.:]/.test(name)) {
-    return refuse('sql_file_not_allowed', 'Queries cannot read files directly; declare the dataset in "sources" and use its alias as the table name.');
+    return refuse('sql_file_not_allowed');
   }
   if (text(node.schema_name) || text(node.catalog_name)) {
-    return refuse('sql_qualified_name', 'Table names cannot be qualified with a schema or catalog; use the aliases declared in "sources".');
+    return refuse('sql_qualified_name');
   }
   if (node.at_clause) return unsupported('AT (time travel)');
   const key = name.toLowerCase();
   if (scope.has(key)) return undefined;
   const alias = ctx.aliases.get(key);
   if (alias === undefined) {
-    return refuse('sql_unknown_table', `Table ${quoteName(name, 'in FROM')} is not one of this query's sources. Use the aliases declared in "sources", or a name defined with WITH.`);
+    return refuse('sql_unknown_table', quoteName(name, 'in FROM'));
   }
   ctx.used.add(alias);
   return undefined;

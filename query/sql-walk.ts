@@ -66,10 +66,10 @@ export function walkSelect(root: AstObject, ctx: RuleContext): WalkResult | SqlR
     if (value === null || typeof value !== 'object') continue;
     const node = value as AstObject;
     const kind = kindOf(node);
-    if (frame.slot !== 'any' && kind !== frame.slot) return refuse('sql_unsupported_syntax', 'This query uses a construct that is not supported here.');
+    if (frame.slot !== 'any' && kind !== frame.slot) return refuse('sql_unsupported_syntax');
     const depth = kind === 'plain' ? frame.depth : frame.depth + 1;
     if (kind !== 'plain' && (++nodes > MAX_AST_NODES || depth > MAX_AST_DEPTH)) {
-      return refuse('sql_too_complex', `The query is too complex to run (more than ${MAX_AST_NODES} syntax nodes, or nested more than ${MAX_AST_DEPTH} levels deep); simplify it.`);
+      return refuse('sql_too_complex', { nodes: MAX_AST_NODES, depth: MAX_AST_DEPTH });
     }
     const refusal =
       kind === 'expression' ? checkExpression(node, ctx)
@@ -83,7 +83,7 @@ export function walkSelect(root: AstObject, ctx: RuleContext): WalkResult | SqlR
     const ctes = kind === 'query' ? ((node.cte_map as AstObject | undefined)?.map as AstObject[] | undefined) ?? [] : [];
     for (const entry of ctes) {
       const cte = (entry.value ?? {}) as AstObject;
-      if (Array.isArray(cte.key_targets) && cte.key_targets.length > 0) return refuse('sql_recursive_cte', 'Recursive CTEs (WITH RECURSIVE … USING KEY) are not allowed.');
+      if (Array.isArray(cte.key_targets) && cte.key_targets.length > 0) return refuse('sql_recursive_cte', 'using-key');
       children.push({ value: cte, slot: 'any', scope: inner, depth });
       inner = new Set([...inner, String(entry.key).toLowerCase()]);
     }

@@ -51,19 +51,19 @@ interface SerializedSql {
   statements?: { node?: AstObject }[];
 }
 
-const tooComplex = () => refuse('sql_too_complex', `The query is too complex to run (longer than ${MAX_SQL_BYTES} bytes, or nested deeper than DuckDB allows); simplify it.`);
-const notSelect = () => refuse('sql_not_select', 'Only one SELECT statement can run (FROM-first and VALUES queries count); statements such as PRAGMA, SET, COPY, ATTACH, INSTALL, CALL, EXPLAIN or CREATE are not allowed.');
-const multipleStatements = () => refuse('sql_multiple_statements', 'Send exactly one SELECT statement; this query has several, separated by ";".');
+const tooComplex = () => refuse('sql_too_complex', { bytes: MAX_SQL_BYTES });
+const notSelect = () => refuse('sql_not_select');
+const multipleStatements = () => refuse('sql_multiple_statements');
 
 /** Turns a parse error into a refusal that keeps DuckDB's position but never its message (it quotes the SQL). */
 function refuseParseError(result: SerializedSql, sql: string): SqlRefusal {
   const message = result.error_message ?? '';
   if (/max expression depth|memory exhausted|stack depth/i.test(message)) return tooComplex();
   if (result.error_type === 'not implemented' && /only select statements/i.test(message)) return countStatements(sql) > 1 ? multipleStatements() : notSelect();
-  if (/named and positional parameters/i.test(message)) return refuse('sql_parameter_not_allowed', 'Query parameters ($1, ?, $name) are not supported; write the values into the query.');
+  if (/named and positional parameters/i.test(message)) return refuse('sql_parameter_not_allowed');
   const position = result.position === undefined ? undefined : new SqlSource(sql).indexOfCodePoint(Number(result.position));
-  if (position === undefined) return refuse('sql_syntax_error', 'The query could not be parsed; check its SQL syntax.');
-  return { ...refuse('sql_syntax_error', `The query could not be parsed: syntax error at character offset ${position}.`), position };
+  if (position === undefined) return refuse('sql_syntax_error');
+  return { ...refuse('sql_syntax_error', { position }), position };
 }
 
 /** Holds one locked-down in-memory DuckDB instance used only to parse. Long-lived (one per API process). */
@@ -120,16 +120,16 @@ export class SqlParser {
 
   async #check(sql: string, aliases: readonly string[]): Promise<SqlCheck> {
     if (this.#closed) throw new Error('SqlParser is closed');
-    if (sql.includes('\0')) return refuse('sql_syntax_error', 'The query contains a NUL character.');
+    if (sql.includes('\0')) return refuse('sql_syntax_error', { nul: true });
     if (Buffer.byteLength(sql, 'utf8') > MAX_SQL_BYTES) return tooComplex();
     this.#statement.bindVarchar(1, sql);
     const serialized = (await this.#statement.runAndReadAll()).getRows()[0]?.[0];
     const result = JSON.parse(String(serialized)) as SerializedSql;
     if (result.error) return refuseParseError(result, sql);
     const statements = result.statements ?? [];
-    if (statements.length === 0) return refuse('sql_empty', 'The query is empty; send one SELECT statement.');
+    if (statements.length === 0) return refuse('sql_empty');
     if (statements.length > 1) return multipleStatements();
-    if (saysWithRecursive(sql)) return refuse('sql_recursive_cte', 'Recursive CTEs (WITH RECURSIVE) are not allowed.');
+    if (saysWithRecursive(sql)) return refuse('sql_recursive_cte');
     const declared = new Map(aliases.map((alias) => [alias.toLowerCase(), alias]));
     const used = new Set<string>();
     const walked = walkSelect(statements[0]!.node ?? {}, { source: new SqlSource(sql), aliases: declared, used });
