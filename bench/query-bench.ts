@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { encodeTile, tileBounds } from '../core/geo/mvt.ts';
 import { buildCatalog } from '../generator/build.ts';
-import { createServer } from '../server/app.ts';
+import { createQueryService } from '../query/service.ts';
+import { loadSnapshot } from '../server/catalog.ts';
 import { benchConfig, median } from './build-bench.ts';
 import type { BenchContext } from './run.ts';
 import { writeSyntheticPoints } from './synthetic-parquet.ts';
@@ -40,8 +41,8 @@ async function buildPointsCatalog(root: string, repo: string, dataDir: string) {
 }
 
 /**
- * p50 of each query kind on 1,000,000 points through the whole service (HTTP handler, allowlist, worker
- * process, fresh sandboxed DuckDB), beside the same work done by plain in-process DuckDB, in the same run.
+ * p50 of each query kind on 1,000,000 points through the query service API (request parsing, allowlist, token,
+ * worker process, fresh sandboxed DuckDB), beside the same work done by plain in-process DuckDB, in the same run.
  */
 export async function benchQueries(bench: BenchContext): Promise<void> {
   bench.section(`Queries on 1,000,000 points: p50 of ${ROUNDS} runs, service against plain in-process DuckDB`);
@@ -51,20 +52,11 @@ export async function benchQueries(bench: BenchContext): Promise<void> {
   await writeSyntheticPoints(path, 1_000_000);
   await writeSyntheticPoints(join(dataDir, 'points-1m-random.parquet'), 1_000_000, { spatialOrder: false });
   const config = await buildPointsCatalog(bench.root, bench.repo, dataDir);
-  const server = createServer({ config });
-  const ids = server.snapshot().context.index.collections.get('bench')!.collection.datasets[0]!;
+  const { context } = loadSnapshot(config.distDir, { budgetBytes: 1 << 20, cacheMaxAge: 0 });
+  const service = createQueryService({ config, catalog: () => ({ index: context.index, baseUrl: config.baseUrl, buildId: 'bench' }) });
+  const ids = context.index.collections.get('bench')!.collection.datasets[0]!;
   const sourceOf = (index: number) => ({ alias: 'points', collection_id: ids.collection_id, dataset_id: ids.id, file_id: ids.files[index]!.id, file_source_id: ids.files[index]!.formats[0]!.sources[0]!.id });
   const source = sourceOf(0);
-  const post = async (url: string, body: unknown, headers: Record<string, string> = {}) => {
-    const response = await server.fetch(new Request(`http://x${url}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } }));
-    if (response.status !== 200) throw new Error(`${url} answered ${response.status}: ${await response.text()}`);
-    return response.json() as Promise<{ query_id: string; query_token: string }>;
-  };
-  const get = async (url: string, token: string) => {
-    const response = await server.fetch(new Request(`http://x${url}`, { headers: { 'x-service-query-token': token } }));
-    if (response.status !== 200 && response.status !== 204) throw new Error(`${url} answered ${response.status}`);
-    return response.arrayBuffer();
-  };
   const plain = await DuckDBInstance.create(':memory:', { threads: String(config.queryThreads) });
   const connection = await plain.connect();
   await connection.run(`CREATE VIEW points AS SELECT * FROM read_parquet('${path}')`);
@@ -72,15 +64,15 @@ export async function benchQueries(bench: BenchContext): Promise<void> {
 
   const cases: [string, () => Promise<unknown>, () => Promise<unknown>][] = [];
   const firstPage = 'SELECT * FROM points';
-  cases.push(['first page of SELECT * (limit 100)', () => post('/api/queries', { sources: [source], sql: firstPage, limit: 100 }), () => plainPage(firstPage)]);
+  cases.push(['first page of SELECT * (limit 100)', () => service.run({ sources: [source], sql: firstPage, limit: 100 }), () => plainPage(firstPage)]);
   const filtered = "SELECT id, score, colour, zone FROM points WHERE score > 900 AND colour = 'red' ORDER BY score DESC";
-  cases.push(['filter with ORDER BY', () => post('/api/queries', { sources: [source], sql: filtered, limit: 100 }), () => plainPage(filtered)]);
+  cases.push(['filter with ORDER BY', () => service.run({ sources: [source], sql: filtered, limit: 100 }), () => plainPage(filtered)]);
   const grouped = 'SELECT colour, zone, count(*) AS n, avg(score) AS mean FROM points GROUP BY colour, zone ORDER BY colour, zone';
-  cases.push(['GROUP BY aggregate', () => post('/api/queries', { sources: [source], sql: grouped, limit: 100 }), () => plainPage(grouped)]);
-  const ordered = await post('/api/queries', { sources: [source], sql: 'SELECT id, score FROM points ORDER BY id', limit: 100 });
-  cases.push(['deep page (offset 500,000)', () => post(`/api/queries/${ordered.query_id}/pages`, { offset: 500_000, page_size: 100 }, { 'x-service-query-token': ordered.query_token }), () => plainPage('SELECT id, score FROM points ORDER BY id', 500_000)]);
-  const all = await post('/api/queries', { sources: [source], sql: 'SELECT * FROM points', limit: 1 });
-  cases.push(['bounds of the whole result', () => get(`/api/queries/${all.query_id}/bounds`, all.query_token), () => connection.runAndReadAll('SELECT min(bbox.xmin), min(bbox.ymin), max(bbox.xmax), max(bbox.ymax) FROM points')]);
+  cases.push(['GROUP BY aggregate', () => service.run({ sources: [source], sql: grouped, limit: 100 }), () => plainPage(grouped)]);
+  const ordered = await service.run({ sources: [source], sql: 'SELECT id, score FROM points ORDER BY id', limit: 100 });
+  cases.push(['deep page (offset 500,000)', () => service.page(ordered.query_id, ordered.query_token, { offset: 500_000, page_size: 100 }), () => plainPage('SELECT id, score FROM points ORDER BY id', 500_000)]);
+  const all = await service.run({ sources: [source], sql: 'SELECT * FROM points', limit: 1 });
+  cases.push(['bounds of the whole result', () => service.bounds(all.query_id, all.query_token), () => connection.runAndReadAll('SELECT min(bbox.xmin), min(bbox.ymin), max(bbox.xmax), max(bbox.ymax) FROM points')]);
   await connection.run(`CREATE VIEW points_random AS SELECT * FROM read_parquet('${join(dataDir, 'points-1m-random.parquet')}')`);
   for (const [label, view, index, z, x, y] of [['', 'points', 0, 4, 8, 5], ['', 'points', 0, 12, 2100, 1400], [', rows in random order', 'points_random', 1, 4, 8, 5]] as const) {
     const plainTile = async () => {
@@ -88,15 +80,15 @@ export async function benchQueries(bench: BenchContext): Promise<void> {
       const rows = (await connection.runAndReadAll(`SELECT st_asbinary(geometry), id, colour FROM ${view} WHERE bbox.xmax >= ${w} AND bbox.xmin <= ${e} AND bbox.ymax >= ${s} AND bbox.ymin <= ${n} LIMIT ${config.tileMaxFeatures + 1}`)).getRows();
       return encodeTile(rows.map((row) => ({ wkb: (row[0] as { bytes: Uint8Array }).bytes, properties: { id: Number(row[1]), colour: String(row[2]) } })), z, x, y, { layerName: 'result', maxFeatures: config.tileMaxFeatures });
     };
-    const tileQuery = await post('/api/queries', { sources: [sourceOf(index)], sql: 'SELECT id, colour, geometry, bbox FROM points', limit: 1 });
-    cases.push([`one tile at z=${z}${label}`, () => get(`/api/queries/${tileQuery.query_id}/tiles/${z}/${x}/${y}.mvt`, tileQuery.query_token), plainTile]);
+    const tileQuery = await service.run({ sources: [sourceOf(index)], sql: 'SELECT id, colour, geometry, bbox FROM points', limit: 1 });
+    cases.push([`one tile at z=${z}${label}`, () => service.tile(tileQuery.query_id, tileQuery.query_token, { z, x, y }), plainTile]);
   }
-  for (const [name, service, baseline] of cases) {
-    const serviceMs = await timeIt(ROUNDS, service);
+  for (const [name, run, baseline] of cases) {
+    const serviceMs = await timeIt(ROUNDS, run);
     const plainMs = await timeIt(ROUNDS, baseline);
     bench.report(name, `${serviceMs.toFixed(1)} ms`, `plain DuckDB ${plainMs.toFixed(1)} ms, ${(serviceMs / plainMs).toFixed(2)}×, +${(serviceMs - plainMs).toFixed(1)} ms`);
   }
   connection.closeSync();
   plain.closeSync();
-  await server.close();
+  await service.close();
 }
