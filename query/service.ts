@@ -14,7 +14,10 @@ import type { BoundsValue, PageValue, QueryTask, TaskOutcome, TileValue } from '
 import type { SandboxSettings } from './sandbox.ts';
 import { resolveSources } from './sources.ts';
 import { createQueryId, createToken, readToken, readTokenKeys, type TokenPayload } from './token.ts';
-import { SqlParser } from './validate-sql.ts';
+import { SqlParser, type SqlCheck } from './validate-sql.ts';
+
+/** How many SQL check verdicts the service remembers (least recently used first out). */
+const SQL_CHECK_MEMO = 256;
 
 /** The catalog a query runs against: the build in force, read anew for every request. */
 export interface QueryCatalog {
@@ -83,11 +86,26 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
   const pool = new QueryPool({ workers: config.queryWorkers, queue: config.queryQueue, timeoutMs: config.queryTimeoutMs, memoryCapMb: config.queryMemoryMb + 512 });
   const settings: SandboxSettings = { threads: config.queryThreads, memoryLimitMb: config.queryMemoryMb, maxResponseBytes: config.queryMaxResponseBytes, tileMaxFeatures: config.tileMaxFeatures };
   let parser: Promise<SqlParser> | undefined;
+  // A map asks for dozens of tiles of one query at once, and the parser checks one SQL at a time: remember
+  // recent verdicts (the check depends only on the SQL and the aliases).
+  const checks = new Map<string, Promise<SqlCheck>>();
+  const checkSql = (sql: string, aliases: string[]) => {
+    const key = JSON.stringify([sql, aliases]);
+    let check = checks.get(key);
+    if (check) checks.delete(key);
+    else {
+      check = (parser ??= SqlParser.create()).then((instance) => instance.check(sql, aliases));
+      check.catch(() => checks.delete(key));
+    }
+    checks.set(key, check);
+    if (checks.size > SQL_CHECK_MEMO) checks.delete(checks.keys().next().value!);
+    return check;
+  };
 
   /** Resolves the sources and checks the SQL; both happen again on every page, bounds and tile. */
   const prepare = async (query: Pick<TokenPayload, 'sql' | 'sources'>) => {
     const sources = resolveSources(catalog().index, config.dataDir, query.sources);
-    const check = await (await (parser ??= SqlParser.create())).check(query.sql, sources.map((source) => source.alias));
+    const check = await checkSql(query.sql, sources.map((source) => source.alias));
     if (!check.ok) throw new QueryFailure({ ...describeQueryError(check.code), message: check.message });
     const used = new Set(check.tablesUsed.map((name) => name.toLowerCase()));
     return { sources: sources.filter((source) => used.has(source.alias.toLowerCase())), ordered: check.orderedAtTop };
