@@ -14,7 +14,7 @@ export interface CollectionEntry {
   datasetsBySlug: Map<string, DatasetModel>;
   /** Search documents in listing order, prepared on first use (a build that skips a collection never needs them). */
   readonly documents: SearchDocument[];
-  /** Tag key → display values, one spelling per folded value, sorted. */
+  /** Tag key → display values, one spelling per folded value, sorted. An object without prototype: use `Object.hasOwn`. */
   tags: Record<string, string[]>;
 }
 
@@ -71,7 +71,8 @@ function collectTags(datasets: DatasetModel[]): Record<string, string[]> {
       }
     }
   }
-  const tags: Record<string, string[]> = {};
+  // Keys come from records and are looked up with keys from requests: no prototype, so `constructor` is not a key.
+  const tags: Record<string, string[]> = Object.create(null);
   for (const key of [...byKey.keys()].sort()) {
     tags[key] = [...byKey.get(key)!.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, spelling]) => spelling);
   }

@@ -3,6 +3,9 @@
 /** API version published in the OpenAPI document (contract section 9). */
 export const API_VERSION = '1.0.0';
 
+/** Largest request body of the query routes (contract section 8). */
+export const MAX_QUERY_BODY_BYTES = 64 * 1024;
+
 /** Default page size of the collection dataset list (contract section 8). */
 export const DEFAULT_LIST_LIMIT = 50;
 

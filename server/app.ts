@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { H3, HTTPError, type H3Event } from 'h3';
 import { FastResponse } from 'srvx';
 import type { Config } from '../runtime/config.ts';
-import { answerCatalogRequest, loadSnapshot, type CatalogSnapshot } from './catalog.ts';
+import { answerCatalogRequest, CATALOG_ALLOW, loadSnapshot, type CatalogSnapshot } from './catalog.ts';
 import { answerDataRequest, listDataFiles } from './data-files.ts';
 import { answerDownloadZip, DOWNLOAD_ZIP_ROUTE } from './download-zip.ts';
 import { renderError } from './errors.ts';
@@ -85,7 +85,7 @@ export function createServer(options: AppOptions): GeoshelfServer {
   app.all('/**', (event) => {
     const method = event.req.method;
     if (method !== 'GET' && method !== 'HEAD') {
-      throw new HTTPError({ status: 405, message: `${method} is not allowed here; catalog routes are read-only (GET, HEAD).`, headers: { allow: 'GET, HEAD, OPTIONS' } });
+      throw new HTTPError({ status: 405, message: `${method} is not allowed here; catalog routes are read-only (GET, HEAD).`, headers: { allow: CATALOG_ALLOW } });
     }
     const url = event.url;
     if (options.serveData && url.pathname.startsWith('/data/')) {
@@ -108,7 +108,7 @@ export function createServer(options: AppOptions): GeoshelfServer {
     const method = node?.method;
     if (node && (method === 'GET' || method === 'HEAD')) {
       const target = node.url;
-      const key = target?.startsWith('/') ? snapshot.keys.get(target) : undefined;
+      const key = target?.startsWith('/') ? snapshot.memo.get(target) : undefined;
       if (key !== undefined) {
         const body = snapshot.store.get(key, parseAcceptEncoding(node.headers['accept-encoding'] ?? null));
         if (body) return respondStatic(request, body, node.headers['if-none-match'] ?? null);

@@ -3,9 +3,10 @@ import { join } from 'node:path';
 import { HTTPError } from 'h3';
 import { INTERNAL_DIR } from '../core/constants.ts';
 import { createCatalogIndex } from '../core/catalog-index.ts';
+import { fileKeyForRoute, resolveApiUrl, type CatalogRoute } from '../core/api/catalog/resolve.ts';
+import { CATALOG_ROUTES } from '../core/api/catalog/routes.ts';
 import { answerCatalogRoute, createRenderContext, type CatalogAnswer } from '../core/render/answer.ts';
 import type { RenderContext } from '../core/render/resources.ts';
-import { fileKeyForRoute, resolveApiUrl, type CatalogRoute } from '../core/routes.ts';
 import { fileKeyForPath, serializeJson } from '../core/static-files.ts';
 import { MODEL_FILE, readManifestSync, type ModelFile } from '../runtime/manifest.ts';
 import { respondComputed, respondStatic } from './responses.ts';
@@ -17,12 +18,65 @@ export interface CatalogSnapshot {
   context: RenderContext;
   /** mtime of manifest.json when loaded, to notice a new build. */
   loadedAt: number;
-  /** Request path and query → file key, for URLs already resolved to a prebuilt file. */
-  keys: Map<string, string>;
+  /** Request targets (path and query) already resolved to a prebuilt file. */
+  memo: UrlMemo;
 }
 
-/** How many resolved URLs a snapshot remembers; past this the memo starts again. */
-const KEY_MEMO_SIZE = 100_000;
+/** Methods of the catalog routes, for the Allow header of a 405. */
+export const CATALOG_ALLOW = [...new Set([...Object.values(CATALOG_ROUTES).map((route) => route.method), 'HEAD', 'OPTIONS'])].join(', ');
+
+/** Byte budget of a snapshot's URL memo. */
+const URL_MEMO_BYTES = 8 * 1024 * 1024;
+/** Targets longer than this are not remembered: canonical URLs are short, and a long one would crowd out many. */
+const URL_MEMO_MAX_TARGET = 2048;
+/** Rough cost of a Map entry beside its two strings. */
+const URL_MEMO_ENTRY_BYTES = 64;
+
+/**
+ * Request targets already resolved to a prebuilt file, so a repeated URL skips resolution. Bounded by bytes, not
+ * entries (each entry costs its key and value as UTF-16 plus a fixed overhead); past the budget the oldest entries
+ * leave first. Only targets that resolved to a file are remembered, never errors.
+ */
+export class UrlMemo {
+  readonly budgetBytes: number;
+  readonly #entries = new Map<string, string>();
+  #bytes = 0;
+
+  constructor(budgetBytes = URL_MEMO_BYTES) {
+    this.budgetBytes = budgetBytes;
+  }
+
+  /** The file key a target resolved to before. */
+  get(target: string): string | undefined {
+    return this.#entries.get(target);
+  }
+
+  /** Remembers that a target resolved to a file key. */
+  set(target: string, key: string): void {
+    if (target.length > URL_MEMO_MAX_TARGET || this.#entries.has(target)) return;
+    this.#entries.set(target, key);
+    this.#bytes += cost(target, key);
+    for (const [oldest, value] of this.#entries) {
+      if (this.#bytes <= this.budgetBytes) break;
+      this.#entries.delete(oldest);
+      this.#bytes -= cost(oldest, value);
+    }
+  }
+
+  /** Bytes the remembered entries account for. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** How many targets are remembered. */
+  get size(): number {
+    return this.#entries.size;
+  }
+}
+
+function cost(target: string, key: string): number {
+  return 2 * (target.length + key.length) + URL_MEMO_ENTRY_BYTES;
+}
 
 /** Loads `dist/`: the manifest, the model for computed answers, and warms the body cache. */
 export function loadSnapshot(distDir: string, options: { budgetBytes: number; cacheMaxAge: number }): CatalogSnapshot {
@@ -33,7 +87,7 @@ export function loadSnapshot(distDir: string, options: { budgetBytes: number; ca
   const stored = JSON.parse(readFileSync(join(distDir, INTERNAL_DIR, MODEL_FILE), 'utf8')) as ModelFile;
   const store = new StaticStore(distDir, manifest, options);
   store.warm();
-  return { store, context: createRenderContext(createCatalogIndex(stored.model, stored.settings)), loadedAt, keys: new Map() };
+  return { store, context: createRenderContext(createCatalogIndex(stored.model, stored.settings)), loadedAt, memo: new UrlMemo() };
 }
 
 /** Computes the answer of a route that has no prebuilt file, as the generator would have written it. */
@@ -50,26 +104,23 @@ function computeRoute(snapshot: CatalogSnapshot, route: CatalogRoute): CatalogAn
 
 /**
  * Answers a GET or HEAD outside /api/queries: the prebuilt file when the canonical URL has one, otherwise the
- * computed answer for /api routes, otherwise 404. Bad parameters and unknown paths throw HTTPErrors that the
- * app renders as Problems.
+ * computed answer for /api routes (resolved through the catalog route table), otherwise 404. Bad parameters and
+ * unknown paths throw HTTPErrors that the app renders as Problems.
  */
 export function answerCatalogRequest(snapshot: CatalogSnapshot, request: Request, url: URL, cacheMaxAge: number): Response {
   const { pathname } = url;
   const accepted = parseAcceptEncoding(request.headers.get('accept-encoding'));
-  const memoKey = pathname + url.search;
-  const known = snapshot.keys.get(memoKey);
-  if (known !== undefined) return respondStatic(request, snapshot.store.get(known, accepted)!);
-  const remember = (key: string) => {
-    if (snapshot.keys.size >= KEY_MEMO_SIZE) snapshot.keys.clear();
-    snapshot.keys.set(memoKey, key);
-  };
+  const target = pathname + url.search;
+  const known = snapshot.memo.get(target);
+  const remembered = known === undefined ? undefined : snapshot.store.get(known, accepted);
+  if (remembered) return respondStatic(request, remembered);
   if (pathname === '/api' || pathname.startsWith('/api/')) {
     const resolution = resolveApiUrl(pathname, url.searchParams);
     if (!resolution.ok) throw new HTTPError({ status: resolution.status, message: resolution.detail });
     const key = fileKeyForRoute(resolution.route);
     const body = key === undefined ? undefined : snapshot.store.get(key, accepted);
     if (body) {
-      remember(key!);
+      snapshot.memo.set(target, key!);
       return respondStatic(request, body);
     }
     const answer = computeRoute(snapshot, resolution.route);
@@ -85,6 +136,7 @@ export function answerCatalogRequest(snapshot: CatalogSnapshot, request: Request
   const key = fileKeyForPath(decoded);
   const body = key === undefined ? undefined : snapshot.store.get(key, accepted);
   if (!body) throw new HTTPError({ status: 404, message: `There is no file at ${pathname.slice(0, 200)}.` });
-  remember(key!);
+  // Files outside /api ignore the query, so only the bare path is remembered: cache busters must not fill the memo.
+  if (url.search === '') snapshot.memo.set(target, key!);
   return respondStatic(request, body);
 }

@@ -2,18 +2,14 @@ import { hash } from 'node:crypto';
 import type { H3, H3Event } from 'h3';
 import { FastResponse } from 'srvx';
 import { describeQueryError, queryFailure } from '../query/errors.ts';
+import { MAX_QUERY_BODY_BYTES } from '../core/constants.ts';
 import { MAX_TILE_ZOOM } from '../core/geo/mvt.ts';
-import type { QueryService, TileAddress } from '../query/service.ts';
+import type { QueryService } from '../query/service.ts';
+import { QUERY_ROUTES, QUERY_TOKEN_HEADER, TILE_CONTENT_TYPE } from '../core/api/catalog/routes.ts';
 import { queryHttpError } from './errors.ts';
 import { CORS_HEADERS } from './headers.ts';
 import { matchesEtag } from './responses.ts';
 
-/** Largest request body of the query routes (contract section 8). */
-export const MAX_BODY_BYTES = 64 * 1024;
-const TOKEN_HEADER = 'x-service-query-token';
-const TILE_TYPE = 'application/vnd.mapbox-vector-tile';
-/** A canonical non-negative decimal: `Number()` would also take `0x1`, `1e0` and `+1`. */
-const DECIMAL = /^(0|[1-9][0-9]{0,7})$/;
 
 /** Options of the query routes. */
 export interface QueryRouteOptions {
@@ -21,46 +17,43 @@ export interface QueryRouteOptions {
   tileMaxAge: number;
 }
 
+type QueryRouteId = keyof typeof QUERY_ROUTES;
+type Handler = (event: H3Event, params: Record<string, unknown>) => Promise<Response>;
+
 /**
- * Registers the four query routes (contract 4.3) as thin adapters over the query service: read the request,
- * call the service, write its answer. Errors are QueryFailures that the app's error renderer turns into
- * `{code, message}`; wrong methods on known routes answer 405 with Allow, anything else under /api/queries 404.
+ * Registers the four query routes (contract 4.3) from their declarations in the route table, as thin adapters
+ * over the query service: read the request, call the service, write its answer. A GET route answers HEAD too.
+ * Errors are QueryFailures that the app's error renderer turns into `{code, message}`; another method on a
+ * known route answers 405 with Allow, and any other path under /api/queries 404.
  */
 export function registerQueryRoutes(app: H3, service: QueryService, options: QueryRouteOptions): void {
-  const token = (event: H3Event) => event.req.headers.get(TOKEN_HEADER);
-  const queryId = (event: H3Event) => event.context.params?.query_id ?? '';
-
-  app.post('/api/queries', async (event) => json(await service.run(await readJsonBody(event))));
-  app.post('/api/queries/:query_id/pages', async (event) => json(await service.page(queryId(event), token(event), await readJsonBody(event))));
-  for (const method of ['GET', 'HEAD'] as const) {
-    app.on(method, '/api/queries/:query_id/bounds', async (event) => json(await service.bounds(queryId(event), token(event)), event.req.method === 'HEAD'));
-    app.on(method, '/api/queries/:query_id/tiles/:z/:x/:tile', async (event) => {
-      const address = readTileAddress(event.context.params ?? {});
-      if (!address) throw queryFailure('not_found');
-      const tile = await service.tile(queryId(event), token(event) ?? event.url.searchParams.get('token'), address);
+  const token = (event: H3Event) => event.req.headers.get(QUERY_TOKEN_HEADER);
+  const handlers: Record<QueryRouteId, Handler> = {
+    createQuery: async (event) => json(await service.run(await readJsonBody(event))),
+    getQueryPage: async (event, { query_id }) => json(await service.page(String(query_id), token(event), await readJsonBody(event))),
+    getQueryBounds: async (event, { query_id }) => json(await service.bounds(String(query_id), token(event)), event.req.method === 'HEAD'),
+    getQueryTile: async (event, { query_id, z, x, y }) => {
+      // Map clients that cannot set headers send the token as a query parameter, as the route table declares.
+      const query = QUERY_ROUTES.getQueryTile.parseQuery(event.url.searchParams);
+      if (!query.ok) throw queryFailure('invalid_request', query.detail);
+      const tile = await service.tile(String(query_id), token(event) ?? query.value.token, { z: Number(z), x: Number(x), y: Number(y) });
       return respondTile(event.req, tile, options.tileMaxAge);
-    });
+    },
+  };
+  for (const [id, route] of Object.entries(QUERY_ROUTES) as [QueryRouteId, (typeof QUERY_ROUTES)[QueryRouteId]][]) {
+    const methods = route.method === 'GET' ? (['GET', 'HEAD'] as const) : [route.method];
+    for (const method of methods) {
+      app.on(method, route.h3Path, (event) => {
+        const path = route.parsePath(event.context.params ?? {});
+        if (!path.ok) throw path.name === 'query_id' ? queryFailure('invalid_query_id') : queryFailure('invalid_tile', MAX_TILE_ZOOM);
+        return handlers[id](event, path.value);
+      });
+    }
+    app.all(route.h3Path, () => methodNotAllowed(methods.join(', ')));
   }
-  app.all('/api/queries', () => methodNotAllowed('POST'));
-  app.all('/api/queries/**', (event) => {
-    const parts = event.url.pathname.split('/');
-    if (parts.length === 5 && parts[4] === 'pages') return methodNotAllowed('POST');
-    if (parts.length === 5 && parts[4] === 'bounds') return methodNotAllowed('GET, HEAD');
-    if (parts.length === 8 && parts[4] === 'tiles' && readTileAddress({ z: parts[5]!, x: parts[6]!, tile: parts[7]! })) return methodNotAllowed('GET, HEAD');
+  app.all('/api/queries/**', () => {
     throw queryFailure('not_found');
   });
-}
-
-/**
- * Reads `{z}/{x}/{y}.mvt` from the path. Returns undefined when the path is not shaped like a tile (h3 then goes
- * on to the 404); a tile-shaped path whose numbers are not canonical decimals is `invalid_tile`.
- */
-function readTileAddress(params: Record<string, string>): TileAddress | undefined {
-  const match = /^([^./]+)\.mvt$/.exec(params.tile ?? '');
-  if (!match) return undefined;
-  const [z, x, y] = [params.z ?? '', params.x ?? '', match[1]!];
-  if (![z, x, y].every((part) => DECIMAL.test(part))) throw queryFailure('invalid_tile', MAX_TILE_ZOOM);
-  return { z: Number(z), x: Number(x), y: Number(y) };
 }
 
 /**
@@ -69,7 +62,7 @@ function readTileAddress(params: Record<string, string>): TileAddress | undefine
  */
 function respondTile(request: Request, tile: { bytes: Uint8Array; features: number; truncated: boolean }, maxAge: number): Response {
   const etag = `"${hash('sha256', tile.bytes, 'base64url').slice(0, 27)}"`;
-  const headers: Record<string, string> = { ...CORS_HEADERS, 'content-type': TILE_TYPE, 'cache-control': `public, max-age=${maxAge}`, etag };
+  const headers: Record<string, string> = { ...CORS_HEADERS, 'content-type': TILE_CONTENT_TYPE, 'cache-control': `public, max-age=${maxAge}`, etag };
   if (tile.truncated) headers['x-geoshelf-tile-truncated'] = 'true';
   if (matchesEtag(request.headers.get('if-none-match'), etag.slice(1, -1))) return new FastResponse(null, { status: 304, headers });
   if (tile.features === 0) return new FastResponse(null, { status: 204, headers });
@@ -84,7 +77,7 @@ function methodNotAllowed(allowed: string): never {
 /** Reads a JSON body of at most 64 KiB; a larger body, or one that is not JSON, is a QueryFailure. */
 async function readJsonBody(event: H3Event): Promise<unknown> {
   const declared = Number(event.req.headers.get('content-length') ?? 0);
-  if (declared > MAX_BODY_BYTES) throw queryFailure('body_too_large', MAX_BODY_BYTES);
+  if (declared > MAX_QUERY_BODY_BYTES) throw queryFailure('body_too_large', MAX_QUERY_BODY_BYTES);
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = event.req.body?.getReader();
@@ -92,9 +85,9 @@ async function readJsonBody(event: H3Event): Promise<unknown> {
     const next = reader ? await reader.read() : { done: true as const, value: undefined };
     if (next.done) break;
     size += next.value.byteLength;
-    if (size > MAX_BODY_BYTES) {
+    if (size > MAX_QUERY_BODY_BYTES) {
       await reader?.cancel();
-      throw queryFailure('body_too_large', MAX_BODY_BYTES);
+      throw queryFailure('body_too_large', MAX_QUERY_BODY_BYTES);
     }
     chunks.push(next.value);
   }

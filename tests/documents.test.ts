@@ -4,7 +4,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { QUERY_DIR } from '../core/constants.ts';
-import { resolveApiUrl, type CatalogRoute } from '../core/routes.ts';
+import { resolveApiUrl, type CatalogRoute } from '../core/api/catalog/resolve.ts';
 import { DatasetAggregateListSchema, DatasetByIdResponseSchema, DatasetStatsSchema } from '../schemas/datasets.ts';
 import { DatasetDetailResponseSchema, DatasetFileResponseSchema, DatasetFileSchemaResponseSchema } from '../schemas/detail.ts';
 import { ApiRootSchema, HealthSchema } from '../schemas/discovery.ts';

@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { createCatalogIndex } from '../core/catalog-index.ts';
 import type { CatalogModel, DatasetModel } from '../core/model.ts';
 import { answerCatalogRoute, createRenderContext } from '../core/render/answer.ts';
+import { serializeJson } from '../core/static-files.ts';
 import { selectDatasets } from '../core/render/listing.ts';
-import { resolveApiUrl, urlForRoute, type CatalogRoute } from '../core/routes.ts';
+import { resolveApiUrl, urlForRoute, type CatalogRoute } from '../core/api/catalog/resolve.ts';
 
 function dataset(id: number, name: string, tags: DatasetModel['tags'], description = ''): DatasetModel {
   return {
@@ -30,7 +31,7 @@ const entry = context.index.collections.get('test')!;
 function names(query: string): string[] {
   const resolution = resolveApiUrl('/api/collections/test', new URLSearchParams(query));
   if (!resolution.ok || resolution.route.route !== 'collection') throw new Error(JSON.stringify(resolution));
-  return selectDatasets(entry, resolution.route.params).map((item) => item.name);
+  return selectDatasets(entry, resolution.route.params ?? {}).map((item) => item.name);
 }
 
 describe('search', () => {
@@ -69,7 +70,7 @@ describe('tag filters', () => {
   });
 
   it('list their keys and values on the tags route', () => {
-    const answer = answerCatalogRoute(context, { route: 'tags', collection: 'test' });
+    const answer = answerCatalogRoute(context, { route: 'tags', collectionSlug: 'test' });
     expect((answer.body as { tags: unknown }).tags).toEqual({
       categories: ['boundaries', 'coastlines', 'facilities', 'physical', 'water'],
       inventory: ['Hydro', 'Survey'],
@@ -77,11 +78,35 @@ describe('tag filters', () => {
   });
 });
 
+describe('keys from the request', () => {
+  function answer(path: string, query: string) {
+    const resolution = resolveApiUrl(path, new URLSearchParams(query));
+    if (!resolution.ok || resolution.route.route === 'openapi') throw new Error(JSON.stringify(resolution));
+    return answerCatalogRoute(context, resolution.route);
+  }
+
+  it.each(['constructor', 'hasownproperty', 'valueof'])('a tag filter on %s, a property of every object, is a key the collection does not use', (key) => {
+    const result = answer('/api/collections/test', `tag_filters=${key}:x`);
+    expect(result.status).toBe(400);
+    expect((result.body as { detail: string }).detail).toContain(`tag key "${key}" is not used in collection "test"`);
+  });
+
+  it.each(['__proto__', 'constructor', 'toString', 'unused'])('tag_key=%s lists no tags', (key) => {
+    const result = answer('/api/collections/test/datasets/tags', `tag_key=${key}`);
+    expect(result.status).toBe(200);
+    expect(new TextDecoder().decode(serializeJson(result.body))).toContain('"tags":{}');
+  });
+
+  it('tag_key of a used key lists that key only', () => {
+    expect((answer('/api/collections/test/datasets/tags', 'tag_key=inventory').body as { tags: unknown }).tags).toEqual({ inventory: ['Hydro', 'Survey'] });
+  });
+});
+
 describe('pages', () => {
   it('concatenate to the whole list, with next links until the end', () => {
     const whole = names('');
     const seen: string[] = [];
-    let route: CatalogRoute = { route: 'collection', collection: 'test', params: { limit: 2 } };
+    let route: CatalogRoute = { route: 'collection', slug: 'test', params: { limit: 2 } };
     for (let page = 0; page < 5; page++) {
       const body = answerCatalogRoute(context, route as Exclude<CatalogRoute, { route: 'openapi' }>).body as { datasets: { name: string }[]; total: number; links: { next?: string; self: string } };
       expect(body.total).toBe(5);
@@ -97,7 +122,7 @@ describe('pages', () => {
   });
 
   it('past the end hold no datasets but still count the total', () => {
-    const body = answerCatalogRoute(context, { route: 'collection', collection: 'test', params: { offset: 50 } }).body as { datasets: unknown[]; total: number; links: Record<string, string> };
+    const body = answerCatalogRoute(context, { route: 'collection', slug: 'test', params: { offset: 50 } }).body as { datasets: unknown[]; total: number; links: Record<string, string> };
     expect(body.datasets).toEqual([]);
     expect(body.total).toBe(5);
     expect(body.links.prev).toBe('https://x.example/api/collections/test');

@@ -1,5 +1,7 @@
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { describe, expect, it } from 'vitest';
+import { API_ROUTES } from '../core/api/catalog/routes.ts';
+import type { Route } from '../core/api/route-table.ts';
 import { API_ROOT_LINKS } from '../schemas/discovery.ts';
 import { readSampleJson } from './helpers/sample.ts';
 
@@ -46,5 +48,36 @@ describe('the OpenAPI document', () => {
     expect(schemas.Dataset.additionalProperties).toBeUndefined();
     expect(schemas.FormatType.enum).toEqual(['geoparquet', 'pmtiles', 'geopackage', 'shapefile', 'geojson', 'file_geodatabase']);
     expect(API_ROOT_LINKS.length).toBe(18);
+  });
+
+  describe.each((API_ROUTES as Route[]).map((route) => [`${route.method} ${route.path}`, route] as const))('%s', (_, route) => {
+    const operation = document.paths[route.path]?.[route.method.toLowerCase()];
+
+    it('appears under its operationId', () => {
+      expect(operation?.operationId).toBe(route.id);
+    });
+
+    it('lists every parameter of the route table, where the table puts it', () => {
+      const expected = [
+        ...Object.keys(route.pathParams ?? {}).map((name) => `path ${name}`),
+        ...Object.keys(route.query ?? {}).map((name) => `query ${name}`),
+        ...Object.keys(route.headers ?? {}).map((name) => `header ${name}`),
+      ];
+      expect(operation.parameters.map((parameter: { in: string; name: string }) => `${parameter.in} ${parameter.name}`)).toEqual(expected);
+      for (const parameter of operation.parameters) expect(parameter.description, parameter.name).toBeTruthy();
+    });
+
+    it('answers with every status it declares, and no other', () => {
+      expect(Object.keys(operation.responses)).toEqual(Object.keys(route.responses));
+    });
+  });
+
+  it('says that routes without query parameters ignore them, and documents the 400 of those that have some', () => {
+    for (const route of API_ROUTES as Route[]) {
+      if (route.method !== 'GET' || route.tag !== 'catalog') continue;
+      const operation = document.paths[route.path].get;
+      if (Object.keys(route.query ?? {}).length === 0) expect(operation.description, route.id).toContain('Query parameters are ignored');
+      else expect(operation.responses[400], route.id).toBeDefined();
+    }
   });
 });

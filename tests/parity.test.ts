@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createCatalogIndex } from '../core/catalog-index.ts';
 import { answerCatalogRoute, createRenderContext } from '../core/render/answer.ts';
 import type { RenderContext } from '../core/render/resources.ts';
-import { fileKeyForRoute, resolveApiUrl } from '../core/routes.ts';
+import { fileKeyForRoute, resolveApiUrl } from '../core/api/catalog/resolve.ts';
 import { serializeJson } from '../core/static-files.ts';
 import { loadCatalogModel } from '../generator/build.ts';
 import { computeAnswer } from '../server/catalog.ts';

@@ -49,7 +49,7 @@ describe('layer 3: the worker pool', () => {
     const started = performance.now();
     // Not allowed by layer 1; run here directly to show layer 3 stops what interrupt() cannot.
     const outcome = await pool.run(task("SELECT length(repeat('x', 900000000)) AS n"));
-    expect(outcome).toMatchObject({ ok: false, status: 504, code: 'query_timeout' });
+    expect(outcome).toMatchObject({ ok: false, error: { status: 504, code: 'query_timeout' } });
     expect(performance.now() - started).toBeLessThan(2500);
     expect(pool.restarts).toBe(1);
     expect(await pool.run(task('SELECT count(*) AS n FROM countries'))).toMatchObject({ ok: true, value: { rows: [{ n: 177 }] } });
@@ -59,7 +59,7 @@ describe('layer 3: the worker pool', () => {
   it('kills and replaces a worker past its memory cap', async () => {
     const pool = new QueryPool({ workers: 1, queue: 2, timeoutMs: 20_000, memoryCapMb: 400 });
     const outcome = await pool.run({ ...task("SELECT length(repeat('x', 900000000)) AS n"), settings: { ...settings, memoryLimitMb: 4096 } });
-    expect(outcome).toMatchObject({ ok: false, status: 422, code: 'query_out_of_memory' });
+    expect(outcome).toMatchObject({ ok: false, error: { status: 422, code: 'query_out_of_memory' } });
     expect(pool.restarts).toBe(1);
     await pool.close();
   });
@@ -68,7 +68,7 @@ describe('layer 3: the worker pool', () => {
     const pool = new QueryPool({ workers: 1, queue: 1, timeoutMs: 3000, memoryCapMb: 4096 });
     const slow = task('SELECT count(*) FROM countries a, countries b, countries c, countries d');
     const outcomes = await Promise.all([pool.run(slow), pool.run(slow), pool.run(slow), pool.run(slow)]);
-    expect(outcomes.filter((outcome) => !outcome.ok && outcome.status === 503).length).toBeGreaterThanOrEqual(2);
+    expect(outcomes.filter((outcome) => !outcome.ok && outcome.error.status === 503).length).toBeGreaterThanOrEqual(2);
     await pool.close();
   });
 });

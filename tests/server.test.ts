@@ -90,13 +90,16 @@ describe('bad requests', () => {
     [`${file}/schema?column_limit=0`, 'column_limit'],
     [`${file}/schema?column_limit=51`, 'column_limit'],
     [`${file}/schema?column_offset=-1`, 'column_offset'],
-    ['/api/datasets/abc', 'dataset id'],
-    ['/api/datasets/0', 'dataset id'],
+    ['/api/datasets/abc', '{id}'],
+    ['/api/datasets/0', '{id}'],
+    ['/api/datasets/01', 'without leading zeros'],
     [`${collection}?q=land`, '"q"'],
     [`${collection}?include=everything`, 'include'],
     [`${collection}?tag_filters=nocolon`, 'tag_filters'],
     [`${collection}?tag_filters=colour:blue`, 'colour'],
     [`${collection}?limit=5&limit=6`, 'more than once'],
+    [`${collection}?tag_filters=constructor:x`, '"constructor" is not used'],
+    ['/api/collections?probe=1', 'accepts include'],
   ])('%s answers a 400 Problem naming %s', async (path, named) => {
     const response = await get(server, path);
     expect(response.status).toBe(400);
@@ -200,6 +203,37 @@ describe('paths that try to leave dist/', () => {
       const tag = /etag: (".*")/i.exec(await rawGet(collection))![1];
       expect(await rawGet(collection, `If-None-Match: ${tag}\r\n`)).toMatch(/^HTTP\/1\.1 304/);
     });
+  });
+});
+
+describe('unknown query parameters', () => {
+  it.each(['/api', '/api/openapi', '/api/health', '/api/datasets', '/api/datasets/stats', `${file}`])('are ignored by %s, which takes none: same document, same ETag', async (path) => {
+    const plain = await get(server, path);
+    const busted = await get(server, `${path}?_=${Date.now()}&_=again&probe`);
+    expect(busted.status).toBe(200);
+    expect(busted.headers.get('etag')).toBe(plain.headers.get('etag'));
+  });
+});
+
+describe('the memo of resolved URLs', () => {
+  it('stays within its byte budget under thousands of distinct long URLs, and remembers no error', async () => {
+    const fresh = sampleServer();
+    const memo = fresh.snapshot().memo;
+    const filler = 'x'.repeat(1500);
+    for (let round = 0; round < 6000; round++) {
+      const path = round % 3 === 0 ? '/llms.txt' : round % 3 === 1 ? '/api/health' : '/api/datasets/stats';
+      expect((await get(fresh, `${path}?cb=${round}${filler}`)).status).toBe(200);
+    }
+    expect(memo.bytes).toBeLessThanOrEqual(memo.budgetBytes);
+    expect(memo.size).toBeGreaterThan(1000);
+    await get(fresh, `${collection}?limit=0`);
+    await get(fresh, '/api/nothing');
+    expect(memo.get(`${collection}?limit=0`)).toBeUndefined();
+    expect(memo.get('/api/nothing')).toBeUndefined();
+    expect(memo.get(`/llms.txt?cb=0${filler}`)).toBeUndefined();
+    await get(fresh, '/llms.txt');
+    expect(memo.get('/llms.txt')).toBe('llms.txt');
+    await fresh.close();
   });
 });
 

@@ -2,7 +2,7 @@ import { MAX_AGGREGATE_ROWS } from '../constants.ts';
 import type { DatasetModel } from '../model.ts';
 import type { RenderContext } from './resources.ts';
 
-/** `GET /api/datasets`: the first 200 datasets across collections by id, each with its collection. */
+/** `GET /api/datasets`: the first `MAX_AGGREGATE_ROWS` datasets across collections by id, each with its collection. */
 export function renderDatasetAggregate(context: RenderContext) {
   const rows = [...context.index.datasetsById.values()].sort((a, b) => a.dataset.id - b.dataset.id).slice(0, MAX_AGGREGATE_ROWS);
   return rows.map(({ collection, dataset }) => ({
@@ -26,6 +26,6 @@ export function renderDatasetStats(context: RenderContext) {
   return {
     total: datasets.length,
     ready: datasets.filter(({ dataset }) => isDatasetReady(dataset)).length,
-    links: { self: `${context.links.root()}/datasets/stats`, datasets: `${context.links.root()}/datasets`, collections: `${context.links.root()}/collections` },
+    links: { self: context.links.stats(), datasets: context.links.datasets(), collections: context.links.collections() },
   };
 }

@@ -1,5 +1,5 @@
 import type { CatalogIndex } from '../catalog-index.ts';
-import type { CatalogRoute } from '../routes.ts';
+import type { CatalogRoute } from '../api/catalog/resolve.ts';
 import { renderDatasetAggregate, renderDatasetStats } from './aggregate.ts';
 import { lookupDataset, lookupFile, renderDatasetById, renderDatasetDetail, renderFileResponse, renderSchemaResponse } from './detail.ts';
 import { renderApiRoot } from './discovery.ts';
@@ -38,37 +38,39 @@ export function answerCatalogRoute(context: RenderContext, route: Exclude<Catalo
     case 'health':
       return ok({ status: 'ok' });
     case 'collections':
-      return ok(renderCollectionList(context, route.include));
+      return ok(renderCollectionList(context, route.params?.include));
     case 'collection': {
-      const entry = index.collections.get(route.collection);
-      if (!entry) return problem('not-found', `There is no collection "${route.collection}". GET /api/collections lists them.`);
-      const unknownKeys = Object.keys(route.params.tag_filters ?? {}).filter((key) => !(key in entry.tags));
+      const entry = index.collections.get(route.slug);
+      if (!entry) return problem('not-found', `There is no collection "${route.slug}". GET /api/collections lists them.`);
+      const params = route.params ?? {};
+      const unknownKeys = [...(params.tag_filters?.keys() ?? [])].filter((key) => !Object.hasOwn(entry.tags, key));
       if (unknownKeys.length > 0) {
         const known = Object.keys(entry.tags);
-        return problem('invalid-parameter', `tag key ${unknownKeys.map((key) => `"${key}"`).join(', ')} is not used in collection "${route.collection}"; its keys are ${known.length ? known.join(', ') : '(none)'}.`);
+        return problem('invalid-parameter', `tag key ${unknownKeys.map((key) => `"${key.slice(0, 40)}"`).join(', ')} is not used in collection "${route.slug}"; its keys are ${known.length ? known.join(', ') : '(none)'}.`);
       }
-      return ok(renderCollectionPage(entry, route.params, context));
+      return ok(renderCollectionPage(entry, params, context));
     }
     case 'tags': {
-      const entry = index.collections.get(route.collection);
-      if (!entry) return problem('not-found', `There is no collection "${route.collection}". GET /api/collections lists them.`);
-      return ok(renderTags(entry, route.tag_key, context));
+      const entry = index.collections.get(route.collectionSlug);
+      if (!entry) return problem('not-found', `There is no collection "${route.collectionSlug}". GET /api/collections lists them.`);
+      return ok(renderTags(entry, route.params?.tag_key, context));
     }
     case 'dataset': {
-      const found = lookupDataset(index, route.collection, route.dataset);
+      const found = lookupDataset(index, route.collectionSlug, route.datasetSlug);
       if (!found.ok) return problem('not-found', found.detail);
-      return ok(renderDatasetDetail(found.collection, found.dataset, context, route.include_urls === true));
+      return ok(renderDatasetDetail(found.collection, found.dataset, context, route.params?.include_urls === true));
     }
     case 'file': {
-      const found = lookupFile(index, route.collection, route.dataset, route.file);
+      const found = lookupFile(index, route.collectionSlug, route.datasetSlug, route.fileSlug);
       if (!found.ok) return problem('not-found', found.detail);
       return ok(renderFileResponse(found.collection, found.dataset, found.file, context));
     }
     case 'schema': {
-      const found = lookupFile(index, route.collection, route.dataset, route.file);
+      const found = lookupFile(index, route.collectionSlug, route.datasetSlug, route.fileSlug);
       if (!found.ok) return problem('not-found', found.detail);
-      const body = renderSchemaResponse(found.collection, found.dataset, found.file, route.params, context);
-      if (!body) return problem('not-found', `File "${route.file}" has no version "${route.params.version}". The schema route without version lists its versions.`);
+      const params = route.params ?? {};
+      const body = renderSchemaResponse(found.collection, found.dataset, found.file, params, context);
+      if (!body) return problem('not-found', `File "${route.fileSlug}" has no version "${params.version}". The schema route without version lists its versions.`);
       return ok(body);
     }
     case 'datasets':

@@ -1,6 +1,6 @@
 import { findFile, type CatalogIndex } from '../catalog-index.ts';
 import type { CollectionModel, DatasetModel, FileModel } from '../model.ts';
-import type { SchemaParams } from '../routes.ts';
+import type { SchemaParams } from '../api/catalog/resolve.ts';
 import type { ColumnSchema } from '../../schemas/column.ts';
 import { listVersions, pickSchemaSource, renderCollection, renderDatasetFields, renderFile, renderSource, summarizeMetadata, type RenderContext } from './resources.ts';
 
@@ -20,10 +20,10 @@ export function lookupDataset(index: CatalogIndex, collectionSlug: string, datas
 export function renderDatasetDetail(collection: CollectionModel, dataset: DatasetModel, context: RenderContext, includeUrls: boolean) {
   return {
     links: {
-      self: context.links.url({ route: 'dataset', collection: collection.slug, dataset: dataset.slug, ...(includeUrls ? { include_urls: true as const } : {}) }),
+      self: context.links.url({ route: 'dataset', collectionSlug: collection.slug, datasetSlug: dataset.slug, params: { include_urls: includeUrls } }),
       collection: context.links.collection(collection.slug),
       by_id: context.links.datasetById(dataset.id),
-      ...(includeUrls ? {} : { with_urls: context.links.url({ route: 'dataset', collection: collection.slug, dataset: dataset.slug, include_urls: true }) }),
+      ...(includeUrls ? {} : { with_urls: context.links.url({ route: 'dataset', collectionSlug: collection.slug, datasetSlug: dataset.slug, params: { include_urls: true } }) }),
     },
     collection: renderCollection(collection, context),
     dataset: {
@@ -94,7 +94,7 @@ export function renderSchemaResponse(collection: CollectionModel, dataset: Datas
   const schema = picked ? renderSchemaObject(picked, file, dataset, collection, context, columns, allColumns.length) : null;
   return {
     links: {
-      self: context.links.url({ route: 'schema', collection: collection.slug, dataset: dataset.slug, file: file.slug, params }),
+      self: context.links.url({ route: 'schema', collectionSlug: collection.slug, datasetSlug: dataset.slug, fileSlug: file.slug, params }),
       file: context.links.file(collection.slug, dataset.slug, file.slug),
       dataset: context.links.dataset(collection.slug, dataset.slug),
       collection: context.links.collection(collection.slug),

@@ -1,3 +1,4 @@
+import { DEFAULT_COLUMN_LIMIT, DEFAULT_LIST_LIMIT, MAX_COLUMN_LIMIT } from '../constants.ts';
 import type { ApiRoot } from '../../schemas/discovery.ts';
 import type { RenderContext } from './resources.ts';
 
@@ -34,10 +35,10 @@ export function renderApiRoot(context: RenderContext): ApiRoot {
     },
     hints: {
       collection_datasets:
-        'GET /api/collections/{slug} lists datasets 50 at a time. Parameters: search (alias query), tag_filters, limit, offset, include=files, include_urls=true, omit=description.',
+        `GET /api/collections/{slug} lists datasets ${DEFAULT_LIST_LIMIT} at a time. Parameters: search (alias query), tag_filters, limit, offset, include=files, include_urls=true, omit=description.`,
       search: 'search matches every word, as a whole word or a word prefix, in dataset names, slugs, tags, file names and descriptions; case and accents are ignored. Results are ranked; ties go by name, then id.',
       tag_filters: 'tag_filters=key:value[,key:value…]; values of one key match any of them, different keys must all match. GET /api/collections/{slug}/datasets/tags lists keys and values.',
-      schema: 'GET …/files/{file}/schema returns the data dictionary of the newest schema-capable version; version selects another; column_offset/column_limit (1–50, default 25) page the columns.',
+      schema: `GET …/files/{file}/schema returns the data dictionary of the newest schema-capable version; version selects another; column_offset/column_limit (1–${MAX_COLUMN_LIMIT}, default ${DEFAULT_COLUMN_LIMIT}) page the columns.`,
       downloads: 'Download GeoParquet files from the url of a source (file metadata route, or dataset detail with include_urls=true) for bulk analysis.',
       queries: 'POST /api/queries {sources: [{alias, collection_id, dataset_id, file_id, file_source_id}], sql, limit} runs one bounded SELECT over GeoParquet sources (aliases are the table names) and returns a page with query_token. Send the token in X-Service-Query-Token to POST …/pages {offset, page_size}, GET …/bounds and GET …/tiles/{z}/{x}/{y}.mvt.',
       not_served: `The links ${UNBUILT_SURFACES.join(', ')} are named by the contract but not served by this deployment yet; they answer 404.`,

@@ -1,17 +1,20 @@
-import { urlForRoute, type CatalogRoute } from '../routes.ts';
+import { urlForRoute, type CatalogRoute } from '../api/catalog/resolve.ts';
 
 /** Builds absolute URLs of catalog routes under one base URL. */
 export function createLinker(baseUrl: string) {
   const url = (route: CatalogRoute) => urlForRoute(baseUrl, route);
   return {
     url,
-    root: () => `${baseUrl}/api`,
-    collection: (collection: string) => url({ route: 'collection', collection, params: {} }),
-    tags: (collection: string) => url({ route: 'tags', collection }),
-    dataset: (collection: string, dataset: string) => url({ route: 'dataset', collection, dataset }),
+    root: () => url({ route: 'root' }),
+    collections: () => url({ route: 'collections' }),
+    datasets: () => url({ route: 'datasets' }),
+    stats: () => url({ route: 'stats' }),
+    collection: (collection: string) => url({ route: 'collection', slug: collection }),
+    tags: (collection: string) => url({ route: 'tags', collectionSlug: collection }),
+    dataset: (collection: string, dataset: string) => url({ route: 'dataset', collectionSlug: collection, datasetSlug: dataset }),
     datasetById: (id: number) => url({ route: 'dataset-by-id', id }),
-    file: (collection: string, dataset: string, file: string) => url({ route: 'file', collection, dataset, file }),
-    schema: (collection: string, dataset: string, file: string) => url({ route: 'schema', collection, dataset, file, params: {} }),
+    file: (collection: string, dataset: string, file: string) => url({ route: 'file', collectionSlug: collection, datasetSlug: dataset, fileSlug: file }),
+    schema: (collection: string, dataset: string, file: string) => url({ route: 'schema', collectionSlug: collection, datasetSlug: dataset, fileSlug: file }),
     downloadZip: (collection: string, dataset: string, file: string, sourceId: number) =>
       `${baseUrl}/api/collections/${collection}/datasets/${dataset}/files/${file}/sources/${sourceId}/download-zip`,
   };

@@ -1,7 +1,7 @@
 import { DEFAULT_LIST_LIMIT } from '../constants.ts';
 import type { CollectionEntry } from '../catalog-index.ts';
 import type { DatasetModel } from '../model.ts';
-import type { ListingParams } from '../routes.ts';
+import type { ListingParams } from '../api/catalog/resolve.ts';
 import { scoreDocument } from '../search.ts';
 import { matchesTagFilters } from '../tag-filters.ts';
 import type { CollectionDatasetsPage, CollectionListItem } from '../../schemas/listing.ts';
@@ -11,7 +11,7 @@ import { renderCollection, renderDatasetListItem, renderFileSummary, type Render
  * The datasets of a collection that match the search and tag filters, in result order: by score when searching
  * (ties by folded name, then id), otherwise in listing order (folded name, then id).
  */
-export function selectDatasets(entry: CollectionEntry, params: Pick<ListingParams, 'search' | 'tag_filters'>): DatasetModel[] {
+export function selectDatasets(entry: CollectionEntry, params: ListingParams): DatasetModel[] {
   const filters = params.tag_filters;
   const documents = filters ? entry.documents.filter((document) => matchesTagFilters(document.foldedTags, filters)) : entry.documents;
   if (!params.search) return documents.map((document) => document.dataset);
@@ -32,7 +32,7 @@ export function renderCollectionPage(entry: CollectionEntry, params: ListingPara
   const offset = params.offset ?? 0;
   const selected = selectDatasets(entry, params);
   const options = { omitDescription: params.omit === 'description', includeFiles: params.include === 'files', includeUrls: params.include_urls === true };
-  const page = (pageOffset: number) => context.links.url({ route: 'collection', collection: collection.slug, params: { ...params, offset: pageOffset } });
+  const page = (pageOffset: number) => context.links.url({ route: 'collection', slug: collection.slug, params: { ...params, offset: pageOffset } });
   const links: Record<string, string> = { self: page(offset), first: page(0) };
   if (offset > 0) links.prev = page(Math.max(0, Math.min(offset - limit, lastOffset(selected.length, limit))));
   if (offset + limit < selected.length) links.next = page(offset + limit);
@@ -52,12 +52,12 @@ function lastOffset(total: number, limit: number): number {
   return total === 0 ? 0 : Math.floor((total - 1) / limit) * limit;
 }
 
-/** The tags of a collection, all keys or one. */
+/** The tags of a collection, all keys or one; a key the collection does not use (`__proto__` included) gives none. */
 export function renderTags(entry: CollectionEntry, tagKey: string | undefined, context: RenderContext) {
-  const tags = tagKey === undefined ? entry.tags : entry.tags[tagKey] ? { [tagKey]: entry.tags[tagKey] } : {};
+  const tags = tagKey === undefined ? entry.tags : Object.hasOwn(entry.tags, tagKey) ? { [tagKey]: entry.tags[tagKey]! } : {};
   return {
     links: {
-      self: context.links.url({ route: 'tags', collection: entry.collection.slug, ...(tagKey ? { tag_key: tagKey } : {}) }),
+      self: context.links.url({ route: 'tags', collectionSlug: entry.collection.slug, params: { tag_key: tagKey } }),
       collection: context.links.collection(entry.collection.slug),
     },
     tags,

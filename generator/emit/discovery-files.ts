@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import { API_VERSION, DEFAULT_LIST_LIMIT, MAX_COLUMN_LIMIT, PROBLEM_CONTENT_TYPE } from '../../core/constants.ts';
+import { z } from 'zod';
+import { API_VERSION, DEFAULT_COLUMN_LIMIT, DEFAULT_LIST_LIMIT, MAX_COLUMN_LIMIT, PROBLEM_CONTENT_TYPE } from '../../core/constants.ts';
+import { QUERY_ROUTES } from '../../core/api/catalog/routes.ts';
 import type { CatalogIndex } from '../../core/catalog-index.ts';
 import { UNBUILT_SURFACES } from '../../core/render/discovery.ts';
 import { renderProblem } from '../../core/render/problems.ts';
@@ -15,6 +17,8 @@ export function renderLlmsTxt(index: CatalogIndex): string {
   const dataset = example?.datasets[0];
   const file = dataset?.files[0];
   const exampleFile = example && dataset && file ? `${base}/api/collections/${example.slug}/datasets/${dataset.slug}/files/${file.slug}` : undefined;
+  const { sources, sql, limit } = readBodyLimits(QUERY_ROUTES.createQuery.body);
+  const { page_size: pageSize } = readBodyLimits(QUERY_ROUTES.getQueryPage.body);
   return `# geoshelf catalog
 
 > A read-only JSON catalog of geospatial datasets. Collections hold datasets; a dataset has files (layers);
@@ -46,7 +50,7 @@ ${collections}
    the \`url\` of every source.${exampleFile ? ` Example: ${exampleFile}` : ''}
 5. \`GET …/files/{file}/schema\` is the data dictionary of the newest schema-capable version: column names, types,
    null counts, distinct counts, examples, ranges. \`version=\` picks another version (\`versions\` lists them);
-   \`column_offset\` and \`column_limit\` (1–${MAX_COLUMN_LIMIT}, default 25) page the columns.
+   \`column_offset\` and \`column_limit\` (1–${MAX_COLUMN_LIMIT}, default ${DEFAULT_COLUMN_LIMIT}) page the columns.
 
 ## How to get the data
 
@@ -59,17 +63,17 @@ files carry a \`bbox\` covering column, so a bounding-box filter reads only the 
 
 \`\`\`json
 {"sources": [{"alias": "countries", "collection_id": 1, "dataset_id": 1, "file_id": 1, "file_source_id": 1}],
- "sql": "SELECT name, geometry FROM countries ORDER BY name", "limit": 100}
+ "sql": "SELECT name, geometry FROM countries ORDER BY name", "limit": ${limit?.default}}
 \`\`\`
 
 - Take the four ids from the dataset detail route (dataset id, file id, source id) and the collection id; the
-  alias is the table name in the SQL. Up to 8 sources; SQL up to 8 KiB; \`limit\` 1–1000 (default 100).
+  alias is the table name in the SQL. Up to ${sources?.maxItems} sources; SQL up to ${Number(sql?.maxLength) / 1024} KiB; \`limit\` ${limit?.minimum}–${limit?.maximum} (default ${limit?.default}).
 - Only reading SQL is accepted: one SELECT over the aliases, with an allowlist of functions (no file access,
   no settings). Queries stop at their deadline (504); a busy service answers 503: retry later.
 - Geometries come back as GeoJSON geometry objects; \`result_crs\` (e.g. EPSG:3857) reprojects them and
   \`geometry_column\` picks one of several.
 - The answer holds \`query_token\`. Send it in the \`X-Service-Query-Token\` header to
-  \`POST …/api/queries/{query_id}/pages\` with \`{"offset": 100, "page_size": 100}\`, to
+  \`POST …/api/queries/{query_id}/pages\` with \`{"offset": ${pageSize?.default}, "page_size": ${pageSize?.default}}\`, to
   \`GET …/bounds\` (the WGS84 extent of the whole result) and to \`GET …/tiles/{z}/{x}/{y}.mvt\` (vector tiles; the
   token may also go in a \`token\` query parameter). Add ORDER BY for stable pages.
 - Errors are \`{"code", "message"}\`; codes are stable (README, "Query errors").
@@ -79,6 +83,13 @@ files carry a \`bbox\` covering column, so a bounding-box filter reads only the 
 The links ${UNBUILT_SURFACES.map((name) => `\`${name}\``).join(', ')} in \`GET /api\` are named by the contract, but this
 deployment does not serve them: they answer 404. There is no \`?q=\` parameter and no \`/items\` route.
 `;
+}
+
+/** The limits a request body schema declares per field (`maxItems`, `maximum`, `default`, …), from its JSON Schema. */
+function readBodyLimits(schema: z.ZodType | undefined): Record<string, Record<string, unknown> | undefined> {
+  const json = schema ? z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { $ref?: string; $defs?: Record<string, { properties?: object }>; properties?: object } : {};
+  const root = json.$ref ? json.$defs?.[json.$ref.split('/').at(-1)!] : json;
+  return (root?.properties ?? {}) as Record<string, Record<string, unknown> | undefined>;
 }
 
 function firstSentence(text: string | undefined): string {

@@ -4,7 +4,7 @@ import type { CollectionModel, DatasetModel } from '../../core/model.ts';
 import { selectDatasets } from '../../core/render/listing.ts';
 import { listVersions, pickSchemaSource } from '../../core/render/resources.ts';
 import type { CatalogIndex } from '../../core/catalog-index.ts';
-import type { CatalogRoute, ListingParams } from '../../core/routes.ts';
+import type { CatalogRoute, ListingParams } from '../../core/api/catalog/resolve.ts';
 import { tokenize } from '../../core/text.ts';
 import { foldTagValue } from '../../core/tag-filters.ts';
 
@@ -16,8 +16,8 @@ export function listGlobalRoutes(): ComputedRoute[] {
     { route: 'root' },
     { route: 'health' },
     { route: 'collections' },
-    { route: 'collections', include: 'datasets' },
-    { route: 'collections', include: 'datasets,files' },
+    { route: 'collections', params: { include: 'datasets' } },
+    { route: 'collections', params: { include: 'datasets,files' } },
     { route: 'datasets' },
     { route: 'stats' },
   ];
@@ -28,27 +28,27 @@ export function listGlobalRoutes(): ComputedRoute[] {
  * every tag value, the first page of up to `searchTerms` search terms, first-page variants, and the tags routes.
  */
 export function listCollectionRoutes(entry: CollectionEntry, searchTerms: number): ComputedRoute[] {
-  const collection = entry.collection.slug;
+  const slug = entry.collection.slug;
   const routes: ComputedRoute[] = [];
   const everyPage = (params: ListingParams) => {
     const total = selectDatasets(entry, params).length;
     for (let offset = 0; offset === 0 || offset < total; offset += DEFAULT_LIST_LIMIT) {
-      routes.push({ route: 'collection', collection, params: offset ? { ...params, offset } : params });
+      routes.push({ route: 'collection', slug, params: offset ? { ...params, offset } : params });
     }
   };
   everyPage({});
   for (const [key, values] of Object.entries(entry.tags)) {
-    for (const value of new Set(values.map(foldTagValue))) everyPage({ tag_filters: { [key]: [value] } });
+    for (const value of new Set(values.map(foldTagValue))) everyPage({ tag_filters: new Map([[key, [value]]]) });
   }
   for (const term of pickSearchTerms(entry.collection, searchTerms)) {
-    routes.push({ route: 'collection', collection, params: { search: term } });
+    routes.push({ route: 'collection', slug, params: { search: term } });
   }
   routes.push(
-    { route: 'collection', collection, params: { include: 'files' } },
-    { route: 'collection', collection, params: { include_urls: true } },
-    { route: 'collection', collection, params: { omit: 'description' } },
-    { route: 'tags', collection },
-    ...Object.keys(entry.tags).map((tag_key): ComputedRoute => ({ route: 'tags', collection, tag_key })),
+    { route: 'collection', slug, params: { include: 'files' } },
+    { route: 'collection', slug, params: { include_urls: true } },
+    { route: 'collection', slug, params: { omit: 'description' } },
+    { route: 'tags', collectionSlug: slug },
+    ...Object.keys(entry.tags).map((tag_key): ComputedRoute => ({ route: 'tags', collectionSlug: slug, params: { tag_key } })),
   );
   return routes;
 }
@@ -71,21 +71,21 @@ export function pickSearchTerms(collection: CollectionModel, count: number): str
 
 /** Routes of one dataset: detail with and without URLs, by id, and for each file its metadata and schemas. */
 export function listDatasetRoutes(collection: CollectionModel, dataset: DatasetModel, index: CatalogIndex): ComputedRoute[] {
-  const base = { collection: collection.slug, dataset: dataset.slug };
+  const base = { collectionSlug: collection.slug, datasetSlug: dataset.slug };
   const routes: ComputedRoute[] = [
     { route: 'dataset', ...base },
-    { route: 'dataset', ...base, include_urls: true },
+    { route: 'dataset', ...base, params: { include_urls: true } },
     { route: 'dataset-by-id', id: dataset.id },
   ];
   for (const file of dataset.files) {
-    const at = { ...base, file: file.slug };
-    routes.push({ route: 'file', ...at }, { route: 'schema', ...at, params: {} });
+    const at = { ...base, fileSlug: file.slug };
+    routes.push({ route: 'file', ...at }, { route: 'schema', ...at });
     const latest = pickSchemaSource(file, index);
     // The default schema document already holds the latest version; `?version=<latest>` is left to the server.
     for (const version of listVersions(file.formats.flatMap((link) => link.sources))) {
       if (version !== latest?.source.version) routes.push({ route: 'schema', ...at, params: { version } });
     }
-    // Column pages are prebuilt where paging splits the columns; with 25 or fewer, the default document has them all.
+    // Column pages are prebuilt where paging splits the columns; with one page or less, the default document has them all.
     const columns = latest?.source.metadata?.columns?.length ?? 0;
     for (let offset = 0; columns > DEFAULT_COLUMN_LIMIT && offset < columns; offset += DEFAULT_COLUMN_LIMIT) {
       routes.push({ route: 'schema', ...at, params: { column_offset: offset, column_limit: DEFAULT_COLUMN_LIMIT } });

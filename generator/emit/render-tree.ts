@@ -3,7 +3,7 @@ import type { CatalogIndex } from '../../core/catalog-index.ts';
 import type { Manifest } from '../../runtime/manifest.ts';
 import { answerCatalogRoute, createRenderContext } from '../../core/render/answer.ts';
 import { PROBLEM_CONTENT_TYPE } from '../../core/constants.ts';
-import { fileKeyForRoute, type CatalogRoute } from '../../core/routes.ts';
+import { fileKeyForRoute, type CatalogRoute } from '../../core/api/catalog/resolve.ts';
 import { serializeJson, type TreeFile } from '../../core/static-files.ts';
 import { renderDiscoveryFiles } from './discovery-files.ts';
 import { listCollectionRoutes, listDatasetRoutes, listGlobalRoutes } from './list-routes.ts';
