@@ -81,7 +81,7 @@ export function createServer(options: AppOptions): GeoshelfServer {
     warn: (message) => console.warn(message),
   });
   registerQueryRoutes(app, queries, { tileMaxAge: config.queryTokenTtl });
-  app.get(DOWNLOAD_ZIP_ROUTE, (event) => answerDownloadZip(snapshot, config.dataDir, event.context.params ?? {}));
+  for (const method of ['GET', 'HEAD'] as const) app.on(method, DOWNLOAD_ZIP_ROUTE, (event) => answerDownloadZip(event.req, snapshot, { dataDir: config.dataDir, cacheMaxAge: config.cacheMaxAge }, event.context.params ?? {}));
   app.all('/**', (event) => {
     const method = event.req.method;
     if (method !== 'GET' && method !== 'HEAD') {

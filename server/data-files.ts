@@ -3,6 +3,7 @@ import { extname, join, relative, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { HTTPError } from 'h3';
 import { FastResponse } from 'srvx';
+import { formatContentRange, selectRange } from './byte-ranges.ts';
 import { CORS_HEADERS } from './headers.ts';
 import { matchesEtag } from './responses.ts';
 
@@ -56,31 +57,14 @@ export function answerDataRequest(files: Map<string, DataFile>, request: Request
     'cache-control': 'public, max-age=300',
   };
   if (matchesEtag(request.headers.get('if-none-match'), file.etag.replaceAll('"', ''))) return new FastResponse(null, { status: 304, headers });
-  const range = parseRange(request.headers.get('range'), file.size);
-  if (range === 'invalid') {
-    return new FastResponse(null, { status: 416, headers: { ...headers, 'content-range': `bytes */${file.size}` } });
+  const selection = selectRange(request, file.size, file.etag);
+  if (selection.kind === 'unsatisfiable') {
+    return new FastResponse(null, { status: 416, headers: { ...headers, 'content-range': formatContentRange(file.size) } });
   }
-  const [start, end] = range ?? [0, file.size - 1];
-  headers['content-length'] = String(file.size === 0 ? 0 : end - start + 1);
-  if (range) headers['content-range'] = `bytes ${start}-${end}/${file.size}`;
+  const range = selection.kind === 'partial' ? selection.range : undefined;
+  const { start, end } = range ?? { start: 0, end: file.size - 1 };
+  headers['content-length'] = String(end - start + 1);
+  if (range) headers['content-range'] = formatContentRange(file.size, range);
   const body = request.method === 'HEAD' || file.size === 0 ? null : (Readable.toWeb(createReadStream(file.path, { start, end })) as ReadableStream);
   return new FastResponse(body, { status: range ? 206 : 200, headers });
-}
-
-/** Parses a single `bytes=` range; undefined means the whole file. */
-export function parseRange(header: string | null, size: number): [number, number] | undefined | 'invalid' {
-  if (!header) return undefined;
-  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
-  if (!match || (match[1] === '' && match[2] === '')) return header.includes(',') ? undefined : 'invalid';
-  let start: number;
-  let end: number;
-  if (match[1] === '') {
-    start = Math.max(0, size - Number(match[2]));
-    end = size - 1;
-  } else {
-    start = Number(match[1]);
-    end = match[2] === '' ? size - 1 : Math.min(Number(match[2]), size - 1);
-  }
-  if (start > end || start >= size) return 'invalid';
-  return [start, end];
 }

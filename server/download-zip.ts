@@ -1,81 +1,289 @@
-import { readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
-import { crc32 } from 'node:zlib';
+import { hash } from 'node:crypto';
+import { createReadStream, readdirSync, statSync, type ReadStream } from 'node:fs';
+import { createRequire } from 'node:module';
+import { basename, dirname, extname, join, relative, resolve, sep } from 'node:path';
+import { Readable } from 'node:stream';
 import { HTTPError } from 'h3';
 import { FastResponse } from 'srvx';
+import { ZipFile } from 'yazl';
 import type { CatalogSnapshot } from './catalog.ts';
 import { lookupFile } from '../core/render/detail.ts';
+import type { SourceModel } from '../core/model.ts';
+import { formatContentRange, selectRange, type ByteRange } from './byte-ranges.ts';
 import { CORS_HEADERS } from './headers.ts';
-import { asBody } from './responses.ts';
+import { matchesEtag } from './responses.ts';
 
 /** Path of the download-zip route, as h3 matches it. */
 export const DOWNLOAD_ZIP_ROUTE = '/api/collections/:collection/datasets/:dataset/files/:file/sources/:source/download-zip';
 
-const MAX_ZIP_BYTES = 0xffff_fffe;
+/** What the route reads from the settings. */
+export interface DownloadZipOptions {
+  dataDir: string;
+  cacheMaxAge: number;
+}
+
+/** A file to put in an archive: where it is, its name in the archive, and what its bytes depend on. */
+export interface ArchiveEntry {
+  path: string;
+  name: string;
+  size: number;
+  mtimeMs: number;
+}
+
+/** The parts of a shapefile that travel with its `.shp`, in archive order (extensions compared case-blind). */
+const SHAPEFILE_PARTS = ['.shx', '.dbf', '.prj', '.cpg', '.sbn', '.sbx', '.qix', '.shp.xml'];
+
+// yazl decides the bytes of the archive's frame, so its version is part of the ETag.
+const YAZL_VERSION = (createRequire(import.meta.url)('yazl/package.json') as { version: string }).version;
 
 /**
- * Answers `…/sources/{id}/download-zip`: the source's stored file in a ZIP archive (stored, not deflated:
- * Parquet and GeoPackage are compressed already). Only sources in the local data folder can be zipped here;
- * the archive is built in memory, so it is meant for files of modest size like the sample's.
+ * Answers GET and HEAD on `…/sources/{id}/download-zip`: every file of a source in the local data folder, stored
+ * (not deflated: Parquet and GeoPackage are compressed already) in a ZIP that yazl streams. The bytes depend only on
+ * the files and the source, so the archive has a strong ETag, a known length and byte ranges, which is what
+ * GDAL's `/vsizip//vsicurl/` needs to open it in place.
  */
-export function answerDownloadZip(snapshot: CatalogSnapshot, dataDir: string, params: Record<string, string>): Response {
-  const found = lookupFile(snapshot.context.index, params.collection ?? '', params.dataset ?? '', params.file ?? '');
-  if (!found.ok) throw new HTTPError({ status: 404, message: found.detail });
-  const source = found.file.formats.flatMap((link) => link.sources).find((candidate) => String(candidate.id) === params.source);
-  if (!source) throw new HTTPError({ status: 404, message: `File "${found.file.slug}" has no source ${params.source}; its metadata route lists them.` });
+export async function answerDownloadZip(request: Request, snapshot: CatalogSnapshot, options: DownloadZipOptions, params: Record<string, string>): Promise<Response> {
+  const { source, fileName } = findSource(snapshot, params);
   if (source.location.type !== 'file' || !source.url?.startsWith(`${snapshot.context.index.settings.storageBaseUrl}/`)) {
     throw new HTTPError({ status: 404, message: 'This source is not stored in this server\'s data folder; download it from its url.' });
   }
-  let data: Buffer;
-  try {
-    data = readFileSync(join(dataDir, source.location.path));
-  } catch {
-    throw new HTTPError({ status: 404, message: 'The stored file of this source is missing from the data folder.' });
+  const entries = listSourceFiles(options.dataDir, source.location.path);
+  if (entries.length === 0) throw new HTTPError({ status: 404, message: 'The stored file of this source is missing from the data folder.' });
+  const mtime = parseTimestamp(source.updated_at);
+  const etag = computeEtag(source, mtime, entries);
+  const archive = createZipArchive(entries, mtime, etag);
+  const headers: Record<string, string> = {
+    ...CORS_HEADERS,
+    'access-control-expose-headers': 'Content-Range, Accept-Ranges, Content-Length, ETag, Content-Disposition',
+    'content-type': 'application/zip',
+    'content-disposition': formatContentDisposition(`${fileName}.zip`),
+    'accept-ranges': 'bytes',
+    etag,
+    'cache-control': `public, max-age=${options.cacheMaxAge}`,
+  };
+  if (matchesEtag(request.headers.get('if-none-match'), etag.replaceAll('"', ''))) return new FastResponse(null, { status: 304, headers });
+  const selection = selectRange(request, archive.size, etag);
+  if (selection.kind === 'unsatisfiable') {
+    return new FastResponse(null, { status: 416, headers: { ...headers, 'content-range': formatContentRange(archive.size) } });
   }
-  if (data.length > MAX_ZIP_BYTES) throw new HTTPError({ status: 404, message: 'This file is too large to zip here; download it from its url.' });
-  const name = basename(source.location.path);
-  const zip = createStoredZip(name, data, source.updated_at);
-  return new FastResponse(asBody(zip), {
-    headers: {
-      ...CORS_HEADERS,
-      'content-type': 'application/zip',
-      'content-disposition': `attachment; filename="${name.replace(/\.[^.]+$/, '')}.zip"`,
-      'content-length': String(zip.length),
-      'cache-control': 'public, max-age=300',
-    },
-  });
+  if (selection.kind === 'whole') {
+    headers['content-length'] = String(archive.size);
+    return new FastResponse(request.method === 'HEAD' ? null : (Readable.toWeb(archive.stream()) as ReadableStream), { headers });
+  }
+  headers['content-length'] = String(selection.range.end - selection.range.start + 1);
+  headers['content-range'] = formatContentRange(archive.size, selection.range);
+  return new FastResponse(Readable.toWeb(await archive.streamRange(selection.range)) as ReadableStream, { status: 206, headers });
 }
 
-/** Builds a ZIP archive holding one stored (uncompressed) entry, dated `timestamp` so the bytes are stable. */
-export function createStoredZip(name: string, data: Buffer, timestamp: string): Buffer {
-  const fileName = Buffer.from(name, 'utf8');
-  const checksum = crc32(data);
-  const date = new Date(`${timestamp}Z`);
-  const dosTime = (date.getUTCHours() << 11) | (date.getUTCMinutes() << 5) | Math.floor(date.getUTCSeconds() / 2);
-  const dosDate = ((date.getUTCFullYear() - 1980) << 9) | ((date.getUTCMonth() + 1) << 5) | date.getUTCDate();
-  const local = Buffer.alloc(30);
-  local.writeUInt32LE(0x04034b50, 0);
-  local.writeUInt16LE(20, 4);
-  local.writeUInt16LE(0x0800, 6);
-  local.writeUInt16LE(0, 8);
-  local.writeUInt16LE(dosTime, 10);
-  local.writeUInt16LE(dosDate, 12);
-  local.writeUInt32LE(checksum, 14);
-  local.writeUInt32LE(data.length, 18);
-  local.writeUInt32LE(data.length, 22);
-  local.writeUInt16LE(fileName.length, 26);
-  const central = Buffer.alloc(46);
-  central.writeUInt32LE(0x02014b50, 0);
-  central.writeUInt16LE(20, 4);
-  central.writeUInt16LE(20, 6);
-  local.copy(central, 8, 6, 26);
-  central.writeUInt16LE(fileName.length, 28);
-  const centralOffset = local.length + fileName.length + data.length;
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(1, 8);
-  end.writeUInt16LE(1, 10);
-  end.writeUInt32LE(central.length + fileName.length, 12);
-  end.writeUInt32LE(centralOffset, 16);
-  return Buffer.concat([local, fileName, data, central, fileName, end]);
+/**
+ * The files of a source, in archive order: a `.shp` with the sidecars of the same stem found beside it, every file
+ * of a folder (a `.gdb`) under the folder's name, or else the one file. Empty when nothing is there, or when the
+ * path would lead out of the data folder.
+ * @example listSourceFiles('catalog-data/data', 'roads/2024/roads.shp') // roads.shp, roads.shx, roads.dbf, …
+ */
+export function listSourceFiles(dataDir: string, relativePath: string): ArchiveEntry[] {
+  const root = resolve(dataDir);
+  const path = resolve(root, relativePath);
+  if (!path.startsWith(`${root}${sep}`)) return [];
+  const info = statSync(path, { throwIfNoEntry: false });
+  if (!info) return [];
+  if (info.isDirectory()) {
+    const files = readdirSync(path, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
+    const entries = files.map((entry) => describeEntry(join(entry.parentPath, entry.name), `${basename(path)}/${relative(path, join(entry.parentPath, entry.name)).split(sep).join('/')}`));
+    return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+  const name = basename(path);
+  if (extname(name).toLowerCase() !== '.shp') return [describeEntry(path, name)];
+  const stem = name.slice(0, -'.shp'.length);
+  const siblings = readdirSync(dirname(path));
+  const sidecars = SHAPEFILE_PARTS.flatMap((part) => siblings.find((sibling) => sibling.length === stem.length + part.length && sibling.startsWith(stem) && sibling.slice(stem.length).toLowerCase() === part) ?? []);
+  return [name, ...sidecars].map((sibling) => describeEntry(join(dirname(path), sibling), sibling));
+}
+
+function describeEntry(path: string, name: string): ArchiveEntry {
+  const { size, mtimeMs } = statSync(path);
+  return { path, name, size, mtimeMs };
+}
+
+function findSource(snapshot: CatalogSnapshot, params: Record<string, string>): { source: SourceModel; fileName: string } {
+  const index = snapshot.context.index;
+  const found = lookupFile(index, params.collection ?? '', params.dataset ?? '', params.file ?? '');
+  if (!found.ok) throw new HTTPError({ status: 404, message: found.detail });
+  for (const link of found.file.formats) {
+    const source = link.sources.find((candidate) => String(candidate.id) === params.source);
+    const format = index.formatsById.get(link.format_id)?.slug ?? String(link.format_id);
+    // The dataset, file, format and version name one source, so two downloads never share a file name.
+    if (source) return { source, fileName: `${found.dataset.slug}-${found.file.slug}-${format}-${source.version}` };
+  }
+  throw new HTTPError({ status: 404, message: `File "${found.file.slug}" has no source ${params.source}; its metadata route lists them.` });
+}
+
+/** Records in the sample are UTC without a zone suffix; a timestamp that names its zone is taken as written. */
+function parseTimestamp(timestamp: string): Date {
+  const date = new Date(/(?:z|[+-]\d\d:?\d\d)$/i.test(timestamp) ? timestamp : `${timestamp}Z`);
+  return Number.isNaN(date.getTime()) ? new Date(Date.UTC(1980, 0, 1)) : date;
+}
+
+function computeEtag(source: SourceModel, mtime: Date, entries: ArchiveEntry[]): string {
+  // yazl writes the DOS date of each entry in the server's time zone, so the offset belongs to the bytes too.
+  const inputs = [YAZL_VERSION, source.id, source.version, mtime.getTime(), mtime.getTimezoneOffset(), entries.map((entry) => [entry.name, entry.size, Math.trunc(entry.mtimeMs)])];
+  return `"${hash('sha256', JSON.stringify(inputs), 'hex')}"`;
+}
+
+/** An ASCII slug for every client, and the name as written (RFC 6266 `filename*`) for those that read it. */
+function formatContentDisposition(name: string): string {
+  const ascii = name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/-{2,}/g, '-').replace(/^[-.]+/, '');
+  const encoded = encodeURIComponent(name.replace(/[\u0000-\u001f"\\/]+/g, '-')).replace(/['()*]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${ascii || 'download.zip'}"; filename*=UTF-8''${encoded}`;
+}
+
+/** A stored ZIP of files whose layout is known before a byte is read. */
+export interface ZipArchive {
+  /** Length of the archive in bytes. */
+  size: number;
+  /** The whole archive, streamed by yazl. */
+  stream: () => Readable;
+  /** The bytes of one range, reading from the files only the stretches the range covers. */
+  streamRange: (range: ByteRange) => Promise<Readable>;
+}
+
+/**
+ * A ZIP of `entries`, every one stored and dated `mtime`, so equal inputs give equal bytes. Ranges are computed,
+ * not cut from a streamed archive: the files' bytes sit at offsets the plan knows, and only the frame around them
+ * (headers, CRCs, central directory) comes from yazl, once per `key` (the archive's ETag).
+ * @example createZipArchive(listSourceFiles(dataDir, 'a/b.shp'), new Date(0), etag).streamRange({ start: 0, end: 99 })
+ */
+export function createZipArchive(entries: ArchiveEntry[], mtime: Date, key: string): ZipArchive {
+  const plan = planArchive(entries);
+  return {
+    size: plan.size,
+    stream: () => createZipStream(entries, mtime),
+    streamRange: async (range) => {
+      const needsFrame = plan.parts.some((part) => !part.entry && overlaps(part, range));
+      const frame = needsFrame ? await loadFrame(key, entries, mtime, plan) : [];
+      return Readable.from(readArchiveRange(plan, frame, range));
+    },
+  };
+}
+
+/** The archive as yazl streams it. */
+function createZipStream(entries: ArchiveEntry[], mtime: Date): Readable {
+  const zip = new ZipFile();
+  const output = zip.outputStream as Readable;
+  const open = new Set<ReadStream>();
+  for (const entry of entries) {
+    zip.addReadStreamLazy(entry.name, { size: entry.size, mtime, mode: 0o100644, compress: false }, (callback) => {
+      const stream = createReadStream(entry.path);
+      open.add(stream);
+      stream.once('close', () => open.delete(stream));
+      // yazl leaves errors of a lazy stream unhandled, which would end the process.
+      stream.on('error', (error) => zip.emit('error', error));
+      callback(null, stream);
+    });
+  }
+  zip.on('error', (error: Error) => output.destroy(error));
+  // A client that hangs up destroys the output; the file yazl was reading must not stay open.
+  output.once('close', () => open.forEach((stream) => stream.destroy()));
+  zip.end();
+  return output;
+}
+
+/** A stretch of the archive: a file's stored bytes, or (without `entry`) bytes yazl writes around them. */
+interface ArchivePart {
+  start: number;
+  length: number;
+  entry?: ArchiveEntry;
+}
+
+/** Where every part of the archive lies, and its total size. */
+interface ArchivePlan {
+  size: number;
+  parts: ArchivePart[];
+}
+
+/**
+ * Lays the archive out the way yazl writes stored entries of known size: per entry a local header (30 bytes and
+ * the name), the data and a data descriptor (16 bytes, 24 in ZIP64), then per entry a central record (46 bytes,
+ * the name, the 9-byte timestamp field, 28 more in ZIP64) and the end records. yazl's own
+ * `calculatedTotalSize` is not used: it adds ZIP64 end records whenever the central directory passes 64 KiB,
+ * which its writer does not.
+ */
+function planArchive(entries: ArchiveEntry[]): ArchivePlan {
+  const parts: ArchivePart[] = [];
+  let size = 0;
+  const add = (length: number, entry?: ArchiveEntry) => {
+    const last = parts.at(-1);
+    if (!entry && last && !last.entry) last.length += length;
+    else if (length > 0) parts.push({ start: size, length, ...(entry ? { entry } : {}) });
+    size += length;
+  };
+  let central = 0;
+  for (const entry of entries) {
+    const nameLength = Buffer.byteLength(entry.name);
+    const zip64 = entry.size > 0xfffffffe || size > 0xfffffffe;
+    add(30 + nameLength);
+    add(entry.size, entry);
+    add(zip64 ? 24 : 16);
+    central += 46 + nameLength + 9 + (zip64 ? 28 : 0);
+  }
+  const zip64End = entries.length >= 0xffff || central >= 0xffffffff || size >= 0xffffffff;
+  add(central + 22 + (zip64End ? 56 + 20 : 0));
+  return { size, parts };
+}
+
+/** The bytes yazl writes around the files, kept per ETag: a few hundred bytes per archive. */
+const FRAMES = new Map<string, Promise<Buffer[]>>();
+const MAX_FRAMES = 256;
+
+/**
+ * The frame of an archive (its non-file parts, indexed like `plan.parts`). Data descriptors and the central
+ * directory hold each file's CRC-32, so the first range request that touches them streams the archive once through
+ * yazl, keeping only those bytes; later ones read just the bytes they ask for.
+ */
+function loadFrame(etag: string, entries: ArchiveEntry[], mtime: Date, plan: ArchivePlan): Promise<Buffer[]> {
+  let frame = FRAMES.get(etag);
+  if (!frame) {
+    frame = readFrame(entries, mtime, plan);
+    FRAMES.set(etag, frame);
+    frame.catch(() => FRAMES.delete(etag));
+    if (FRAMES.size > MAX_FRAMES) FRAMES.delete(FRAMES.keys().next().value!);
+  }
+  return frame;
+}
+
+async function readFrame(entries: ArchiveEntry[], mtime: Date, plan: ArchivePlan): Promise<Buffer[]> {
+  const frame = plan.parts.map((part) => (part.entry ? Buffer.alloc(0) : Buffer.alloc(part.length)));
+  let position = 0;
+  let index = 0;
+  for await (const chunk of createZipStream(entries, mtime) as AsyncIterable<Buffer>) {
+    const end = position + chunk.length;
+    for (; index < plan.parts.length; index++) {
+      const part = plan.parts[index]!;
+      const from = Math.max(part.start, position);
+      const to = Math.min(part.start + part.length, end);
+      if (!part.entry && from < to) chunk.copy(frame[index]!, from - part.start, from - position, to - position);
+      if (part.start + part.length > end) break;
+    }
+    position = end;
+  }
+  const tail = frame.at(-1)!;
+  if (position !== plan.size || tail.readUInt32LE(tail.length - 22) !== 0x06054b50) {
+    throw new Error(`yazl wrote ${position} bytes where ${plan.size} were planned; the archive layout has changed.`);
+  }
+  return frame;
+}
+
+function overlaps(part: ArchivePart, range: ByteRange): boolean {
+  return part.start <= range.end && part.start + part.length > range.start;
+}
+
+/** The bytes of `range`: slices of the frame, and the files read from the offsets the range needs. */
+async function* readArchiveRange(plan: ArchivePlan, frame: Buffer[], range: ByteRange): AsyncGenerator<Buffer> {
+  for (const [index, part] of plan.parts.entries()) {
+    if (!overlaps(part, range)) continue;
+    const from = Math.max(range.start, part.start) - part.start;
+    const to = Math.min(range.end + 1, part.start + part.length) - part.start;
+    if (part.entry) yield* createReadStream(part.entry.path, { start: from, end: to - 1 }) as AsyncIterable<Buffer>;
+    else yield frame[index]!.subarray(from, to);
+  }
 }

@@ -279,8 +279,10 @@ describe('downloads', () => {
     const nameLength = zip.readUInt16LE(26);
     expect(zip.subarray(30, 30 + nameLength).toString()).toBe(source.location.path.split('/').at(-1));
     expect(zip.subarray(30 + nameLength, 30 + nameLength + original.length).equals(original)).toBe(true);
-    expect(zip.readUInt32LE(14)).toBe(crc32(original));
     expect(zip.readUInt32LE(zip.length - 22)).toBe(0x06054b50);
+    const central = zip.readUInt32LE(zip.length - 22 + 16);
+    expect(zip.readUInt32LE(central)).toBe(0x02014b50);
+    expect(zip.readUInt32LE(central + 16)).toBe(crc32(original));
   });
 
   it('answers 404 for a source the file does not have', async () => {
