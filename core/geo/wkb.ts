@@ -2,9 +2,21 @@
  * Well-known binary (OGC Simple Features / ISO WKB) encoding and decoding for
  * 2D GeoJSON geometries, plus bounding boxes.
  *
- * Decoding is on the hot path of bounds and tiles, so it reads through one
- * DataView and allocates nothing but the output arrays.
+ * Decoding goes through the shared reader of `wkb-reader.ts` and allocates nothing but the output arrays.
  */
+import {
+  assertWkbEnd,
+  claimPosition,
+  closeWkb,
+  createWkbReader,
+  openWkb,
+  readFloat64,
+  readPartCount,
+  readPositionCount,
+  readRingCount,
+  readWkbHeader,
+  viewWkb,
+} from './wkb-reader.ts';
 
 /** A position: `[x, y]`, that is `[lon, lat]` for geographic data. */
 export type Position = number[];
@@ -39,9 +51,6 @@ export const WKB_TYPE_CODES: Readonly<Record<GeometryType, number>> = {
   MultiPolygon: 6,
   GeometryCollection: 7,
 };
-
-// Object keys keep insertion order, which is type-code order: TYPE_NAMES[code - 1].
-const TYPE_NAMES = Object.keys(WKB_TYPE_CODES) as readonly GeometryType[];
 
 type Cursor = { view: DataView; offset: number };
 
@@ -147,114 +156,84 @@ function writeRings(cursor: Cursor, rings: Position[][]): void {
   for (const ring of rings) writePositions(cursor, ring);
 }
 
-type Header = { littleEndian: boolean; type: GeometryType; stride: number };
+// One reader for every call: decoding is synchronous and never re-entered.
+const reader = createWkbReader();
 
 /**
  * Decodes WKB into a GeoJSON geometry. Accepts little- and big-endian input,
  * ISO Z/M/ZM type codes and PostGIS EWKB flags (Z, M, SRID); extra ordinates
  * are dropped, so the result is always 2D. `POINT(NaN NaN)` decodes to an empty Point.
- * @throws Error when the bytes are truncated or the type code is unknown.
+ * @throws WkbError (of `wkb-reader.ts`) when the bytes are truncated or followed by trailing bytes, the type
+ * code is unknown, a multi-geometry holds another type, or collections nest more than 32 deep.
  */
 export function decodeWkb(bytes: Uint8Array): Geometry {
-  const cursor: Cursor = { view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 };
-  return readGeometry(cursor);
-}
-
-function readHeader(cursor: Cursor): Header {
-  ensureBytes(cursor, 5);
-  const { view } = cursor;
-  const order = view.getUint8(cursor.offset);
-  if (order > 1) throw new Error(`invalid WKB byte order ${order} at offset ${cursor.offset}`);
-  const littleEndian = order === 1;
-  const raw = view.getUint32(cursor.offset + 1, littleEndian);
-  cursor.offset += 5;
-  const iso = raw & 0xffff;
-  const base = iso % 1000;
-  const type = TYPE_NAMES[base - 1];
-  const isoDims = Math.floor(iso / 1000);
-  if (type === undefined || isoDims > 3) throw new Error(`unsupported WKB geometry type ${raw}`);
-  const extra = (isoDims === 3 ? 2 : isoDims > 0 ? 1 : 0) + (raw & 0x80000000 ? 1 : 0) + (raw & 0x40000000 ? 1 : 0);
-  if (raw & 0x20000000) {
-    ensureBytes(cursor, 4);
-    cursor.offset += 4;
-  }
-  return { littleEndian, type, stride: 16 + 8 * extra };
-}
-
-function ensureBytes(cursor: Cursor, count: number): void {
-  if (cursor.offset + count > cursor.view.byteLength) {
-    throw new Error(`WKB truncated: needs ${count} bytes at offset ${cursor.offset} of ${cursor.view.byteLength}`);
+  openWkb(reader, bytes);
+  try {
+    const geometry = readGeometry(0, 0);
+    assertWkbEnd(reader);
+    return geometry;
+  } finally {
+    closeWkb(reader);
   }
 }
 
-function readCount(cursor: Cursor, littleEndian: boolean, minItemBytes: number): number {
-  ensureBytes(cursor, 4);
-  const count = cursor.view.getUint32(cursor.offset, littleEndian);
-  cursor.offset += 4;
-  ensureBytes(cursor, count * minItemBytes);
-  return count;
-}
-
-function readPositions(cursor: Cursor, header: Header): Position[] {
-  const { view } = cursor;
-  const { littleEndian, stride } = header;
-  const count = readCount(cursor, littleEndian, stride);
-  const positions: Position[] = new Array(count);
-  let offset = cursor.offset;
-  for (let i = 0; i < count; i++) {
-    positions[i] = [view.getFloat64(offset, littleEndian), view.getFloat64(offset + 8, littleEndian)];
-    offset += stride;
-  }
-  cursor.offset = offset;
-  return positions;
-}
-
-function readRings(cursor: Cursor, header: Header): Position[][] {
-  const count = readCount(cursor, header.littleEndian, 4);
-  const rings: Position[][] = new Array(count);
-  for (let i = 0; i < count; i++) rings[i] = readPositions(cursor, header);
-  return rings;
-}
-
-function readGeometry(cursor: Cursor): Geometry {
-  const header = readHeader(cursor);
-  switch (header.type) {
-    case 'Point':
-      return { type: 'Point', coordinates: readPoint(cursor, header) };
-    case 'LineString':
-      return { type: 'LineString', coordinates: readPositions(cursor, header) };
-    case 'Polygon':
-      return { type: 'Polygon', coordinates: readRings(cursor, header) };
-    case 'MultiPoint':
-      return { type: 'MultiPoint', coordinates: readParts(cursor, header, 'Point', readPoint) };
-    case 'MultiLineString':
-      return { type: 'MultiLineString', coordinates: readParts(cursor, header, 'LineString', readPositions) };
-    case 'MultiPolygon':
-      return { type: 'MultiPolygon', coordinates: readParts(cursor, header, 'Polygon', readRings) };
-    case 'GeometryCollection': {
-      const count = readCount(cursor, header.littleEndian, 5);
+function readGeometry(depth: number, parentType: number): Geometry {
+  switch (readWkbHeader(reader, depth, parentType)) {
+    case 1:
+      return { type: 'Point', coordinates: readPoint() };
+    case 2:
+      return { type: 'LineString', coordinates: readPositions() };
+    case 3:
+      return { type: 'Polygon', coordinates: readRings() };
+    case 4:
+      return { type: 'MultiPoint', coordinates: readParts(depth, 4, readPoint) };
+    case 5:
+      return { type: 'MultiLineString', coordinates: readParts(depth, 5, readPositions) };
+    case 6:
+      return { type: 'MultiPolygon', coordinates: readParts(depth, 6, readRings) };
+    default: {
+      const count = readPartCount(reader);
       const geometries: Geometry[] = new Array(count);
-      for (let i = 0; i < count; i++) geometries[i] = readGeometry(cursor);
+      for (let i = 0; i < count; i++) geometries[i] = readGeometry(depth + 1, 7);
       return { type: 'GeometryCollection', geometries };
     }
   }
 }
 
-function readPoint(cursor: Cursor, header: Header): Position {
-  ensureBytes(cursor, header.stride);
-  const x = cursor.view.getFloat64(cursor.offset, header.littleEndian);
-  const y = cursor.view.getFloat64(cursor.offset + 8, header.littleEndian);
-  cursor.offset += header.stride;
+function readPoint(): Position {
+  const at = claimPosition(reader);
+  const x = readFloat64(reader.bytes, at, reader.littleEndian);
+  const y = readFloat64(reader.bytes, at + 8, reader.littleEndian);
   return Number.isNaN(x) && Number.isNaN(y) ? [] : [x, y];
 }
 
-function readParts<T>(cursor: Cursor, header: Header, type: GeometryType, readPart: (c: Cursor, h: Header) => T): T[] {
-  const count = readCount(cursor, header.littleEndian, 5);
+function readPositions(): Position[] {
+  const count = readPositionCount(reader);
+  const { littleEndian, stride } = reader;
+  const view = viewWkb(reader);
+  const positions: Position[] = new Array(count);
+  let offset = reader.offset;
+  for (let i = 0; i < count; i++) {
+    positions[i] = [view.getFloat64(offset, littleEndian), view.getFloat64(offset + 8, littleEndian)];
+    offset += stride;
+  }
+  reader.offset = offset;
+  return positions;
+}
+
+function readRings(): Position[][] {
+  const count = readRingCount(reader);
+  const rings: Position[][] = new Array(count);
+  for (let i = 0; i < count; i++) rings[i] = readPositions();
+  return rings;
+}
+
+function readParts<T>(depth: number, type: number, readPart: () => T): T[] {
+  const count = readPartCount(reader);
   const parts: T[] = new Array(count);
   for (let i = 0; i < count; i++) {
-    const partHeader = readHeader(cursor);
-    if (partHeader.type !== type) throw new Error(`WKB Multi${type} holds a ${partHeader.type}`);
-    parts[i] = readPart(cursor, partHeader);
+    readWkbHeader(reader, depth + 1, type);
+    parts[i] = readPart();
   }
   return parts;
 }
