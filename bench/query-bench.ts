@@ -53,7 +53,8 @@ export async function benchQueries(bench: BenchContext): Promise<void> {
   await writeSyntheticPoints(join(dataDir, 'points-1m-random.parquet'), 1_000_000, { spatialOrder: false });
   const config = await buildPointsCatalog(bench.root, bench.repo, dataDir);
   const { context } = loadSnapshot(config.distDir, { budgetBytes: 1 << 20, cacheMaxAge: 0 });
-  const service = createQueryService({ config, catalog: () => ({ index: context.index, baseUrl: config.baseUrl, buildId: 'bench' }) });
+  // No tile cache: each round must make its tile, as a first request does.
+  const service = createQueryService({ config: { ...config, tileCacheMb: 0 }, catalog: () => ({ index: context.index, baseUrl: config.baseUrl, buildId: 'bench' }) });
   const ids = context.index.collections.get('bench')!.collection.datasets[0]!;
   const sourceOf = (index: number) => ({ alias: 'points', collection_id: ids.collection_id, dataset_id: ids.id, file_id: ids.files[index]!.id, file_source_id: ids.files[index]!.formats[0]!.sources[0]!.id });
   const source = sourceOf(0);

@@ -7,6 +7,7 @@ import { benchCompression } from './compression-bench.ts';
 import { benchEnrichment } from './enrich-bench.ts';
 import { benchListings } from './listing-bench.ts';
 import { benchQueries } from './query-bench.ts';
+import { benchQueryLoad } from './query-load-bench.ts';
 import { benchStaticReads } from './static-bench.ts';
 
 /** Shared state of one bench run: its scratch folder and the figures printed so far. */
@@ -26,6 +27,7 @@ const SECTIONS: Record<string, (bench: BenchContext) => Promise<void>> = {
   compression: benchCompression,
   enrichment: benchEnrichment,
   queries: benchQueries,
+  load: benchQueryLoad,
 };
 
 async function main(): Promise<void> {

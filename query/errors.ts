@@ -163,6 +163,11 @@ export const QUERY_ERRORS = {
     message: 'The query needs more memory than a query may use; filter, aggregate or select fewer columns.',
     hint: 'GEOSHELF_QUERY_MEMORY_MB bounds the memory of a query.',
   }),
+  row_too_large: define({
+    status: 422,
+    message: (limit: number) => `A row of the result is larger than the response cap of ${limit} bytes, so no page can hold it; select fewer or smaller columns.`,
+    hint: 'GEOSHELF_QUERY_MAX_RESPONSE_BYTES caps the JSON of one response; leave large text or geometries out of the page (tiles map the geometries).',
+  }),
   query_failed: define({ status: 422, message: 'The query could not be executed.', hint: 'Simplify the query; the engine gave no safe reason.' }),
   query_service_busy: define({
     status: 503,

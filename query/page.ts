@@ -36,7 +36,7 @@ export function shapePage(value: PageValue, context: PageContext): QueryResult {
     offset,
     limit,
     returned_count: returned,
-    result_status: returned > 0 ? 'rows_returned' : value.truncated ? 'indeterminate' : offset === 0 ? 'empty_result' : 'empty_page',
+    result_status: returned > 0 ? 'rows_returned' : offset === 0 ? 'empty_result' : 'empty_page',
     has_more: value.hasMore,
     ...(value.hasMore ? { next_offset: offset + returned } : {}),
     warnings,

@@ -1,48 +1,87 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { batchKeyOf, costKeyOf, createCostModel, estimateWait, expectJob, retryAfterSeconds, TILE_SETUP_MS, tileBatchSize, toWorkerTask } from './admission.ts';
 import { describeQueryError, type QueryErrorBody } from './errors.ts';
 import type { FromWorker, QueryTask, TaskOutcome, ToWorker } from './protocol.ts';
 
 /** Options of the worker pool. */
 export interface PoolOptions {
+  /** Worker processes for the shared lane: at most this many tasks run at once, besides long ones. */
   workers: number;
-  /** Tasks that may wait for a worker; past this, 503. */
+  /**
+   * Spare worker processes that take over from the shared lane the tasks that run past `heavyAfterMs` (or
+   * whose query did before), so that they do not hold up short ones. Default `workers`; 0 turns this off.
+   */
+  spareWorkers?: number;
+  /** Hard cap on tasks waiting, whatever the estimates say; past it, 503. */
   queue: number;
-  /** Deadline of a task once a worker runs it. */
+  /** Deadline of a task, its wait for a worker included. */
   timeoutMs: number;
   /** A worker whose resident memory passes this is killed. */
   memoryCapMb: number;
   /** How long an interrupted worker may take to stop before it is killed. */
   graceMs?: number;
+  /** A task that has run this long moves to a spare worker; default 500 ms. */
+  heavyAfterMs?: number;
+  /** Most queued tiles of one query and zoom coalesced into one worker task; default 32, 1 turns it off. */
+  maxTileBatch?: number;
 }
 
-interface Job {
-  id: number;
+/** One task given to `run`, waiting or running. */
+interface Member {
   task: QueryTask;
   resolve: (outcome: TaskOutcome) => void;
-  queuedAt: number;
+  costKey: string;
+  batchKey: string | undefined;
+  /** Known to run long: it waits for the spare lane. */
+  heavy: boolean;
+  /** Expected run, ms. */
+  expected: number;
+  deadlineAt: number;
+  timer: NodeJS.Timeout | undefined;
+  answered: boolean;
+}
+
+/** What one worker runs: one task, or a batch of tiles. */
+interface Job {
+  id: number;
+  members: Member[];
+  /** Answers the worker has sent (a batch sends one per tile), and the time it reports spending on them. */
+  reported: number;
+  workMs: number;
+  startedAt: number;
+  /** In the spare lane. */
+  heavy: boolean;
+  late: boolean;
+  deadline: NodeJS.Timeout;
+  promote?: NodeJS.Timeout;
+  grace?: NodeJS.Timeout;
 }
 
 interface WorkerSlot {
   child: ChildProcess;
   ready: boolean;
-  job: (Job & { deadline: NodeJS.Timeout; grace?: NodeJS.Timeout; late: boolean }) | undefined;
+  job: Job | undefined;
 }
 
 const failed = (error: QueryErrorBody): TaskOutcome => ({ ok: false, error });
+const busy = (seconds: number): TaskOutcome => ({ ok: false, error: describeQueryError('query_service_busy', seconds), retryAfter: seconds });
 const TIMEOUT = failed(describeQueryError('query_timeout'));
 const WORKER_PATH = new URL('./worker.ts', import.meta.url);
 
 /**
- * Layer 3 of the sandbox: a pool of worker processes, each running one task at a time. A task past its deadline
- * is interrupted, and its worker killed and replaced if it does not stop within the grace period; a worker over
- * its memory cap is killed and replaced. Whatever happens in a worker, this process only sees an outcome.
- * Workers start on the first task, so a server that never queries never spawns them.
+ * Layer 3 of the sandbox: a pool of worker processes, each running one task at a time. Admission is by
+ * expected wait: a task is accepted while the work queued ahead of it plus its own run fits its deadline,
+ * and answered 503 the moment its wait runs out. Tasks that run long move to spare workers, so short ones
+ * keep flowing; queued tiles of one query are coalesced into one worker task. A task past its deadline is
+ * interrupted, and its worker killed and replaced if it does not stop within the grace period; a worker over
+ * its memory cap is killed and replaced. Workers start on the first task.
  */
 export class QueryPool {
   readonly #options: Required<PoolOptions>;
   readonly #slots: WorkerSlot[] = [];
-  readonly #queue: Job[] = [];
+  readonly #queue: Member[] = [];
+  readonly #costs = createCostModel();
   #nextId = 1;
   #watchdog: NodeJS.Timeout | undefined;
   #closed = false;
@@ -50,28 +89,42 @@ export class QueryPool {
   restarts = 0;
 
   constructor(options: PoolOptions) {
-    this.#options = { graceMs: 1000, ...options };
+    this.#options = { graceMs: 1000, spareWorkers: options.workers, heavyAfterMs: 500, maxTileBatch: 32, ...options };
   }
 
-  /** Runs a task, resolving to its outcome; 503 when the queue is full or the wait too long, 504 past the deadline. */
+  /** Runs a task, resolving to its outcome: 503 (with `retryAfter`) when it cannot start in time, 504 past its deadline. */
   run(task: QueryTask): Promise<TaskOutcome> {
     if (this.#closed) return Promise.resolve(failed(describeQueryError('query_service_unavailable')));
     this.#start();
-    const busy = this.#slots.every((slot) => slot.job || !slot.ready);
-    if (busy && this.#queue.length >= this.#options.queue) {
-      return Promise.resolve(failed(describeQueryError('query_service_busy', 1)));
+    const { timeoutMs, heavyAfterMs, spareWorkers } = this.#options;
+    const costKey = costKeyOf(task);
+    const heavy = spareWorkers > 0 && (this.#costs.known(costKey) ?? 0) >= heavyAfterMs;
+    const expected = this.#costs.expect(costKey, task.kind, heavyAfterMs);
+    const wait = this.#estimateWait(heavy);
+    if (wait > 0 && (this.#queue.length >= this.#options.queue || wait + expected > timeoutMs)) {
+      return Promise.resolve(busy(retryAfterSeconds(wait, expected, timeoutMs)));
     }
     return new Promise((resolve) => {
-      this.#queue.push({ id: this.#nextId++, task, resolve, queuedAt: performance.now() });
+      const now = performance.now();
+      const member: Member = { task, resolve, costKey, batchKey: batchKeyOf(task), heavy, expected, deadlineAt: now + timeoutMs, timer: undefined, answered: false };
+      // Started later than this, the task would most likely run past its deadline: better a 503 now.
+      member.timer = setTimeout(() => this.#expireWaiting(member), timeoutMs - Math.min(expected, timeoutMs / 2));
+      this.#queue.push(member);
       this.#dispatch();
     });
   }
 
-  /** Stops every worker; tasks still waiting answer 503. */
+  /** Starts the workers if they are not, and resolves once each can take a task (for warm-ups and tests). */
+  async ready(): Promise<void> {
+    this.#start();
+    while (!this.#closed && this.#slots.some((slot) => !slot.ready)) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+
+  /** Stops every worker; tasks still waiting or running answer 503. */
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#watchdog);
-    for (const job of this.#queue.splice(0)) job.resolve(failed(describeQueryError('query_service_unavailable')));
+    for (const member of this.#queue.splice(0)) this.#answer(member, failed(describeQueryError('query_service_unavailable')));
     await Promise.all(this.#slots.map((slot) => new Promise<void>((resolve) => {
       if (slot.child.exitCode !== null || slot.child.signalCode !== null) return resolve();
       slot.child.once('exit', () => resolve());
@@ -81,7 +134,7 @@ export class QueryPool {
 
   #start(): void {
     if (this.#slots.length > 0) return;
-    for (let index = 0; index < this.#options.workers; index++) this.#slots.push(this.#spawn());
+    for (let index = 0; index < this.#options.workers + this.#options.spareWorkers; index++) this.#slots.push(this.#spawn());
     this.#watchdog = setInterval(() => this.#checkMemory(), 100);
     this.#watchdog.unref();
   }
@@ -97,16 +150,21 @@ export class QueryPool {
       if (message.type === 'ready') {
         slot.ready = true;
         this.#dispatch();
-      } else if (slot.job?.id === message.id) {
-        this.#finish(slot, slot.job.late ? TIMEOUT : message.outcome);
+        return;
       }
+      const job = slot.job;
+      if (job?.id !== message.id) return;
+      const member = job.members[message.type === 'tile' ? message.index : 0];
+      if (member) this.#answer(member, job.late ? TIMEOUT : message.outcome);
+      job.workMs += message.ms;
+      if (++job.reported >= job.members.length || message.type === 'done') this.#finish(slot, failed(describeQueryError('query_failed')));
     });
-    child.on('exit', () => this.#replace(slot, failed(describeQueryError('query_failed'))));
+    child.on('exit', () => this.#replace(slot, failed(describeQueryError(this.#closed ? 'query_service_unavailable' : 'query_failed'))));
     child.on('error', () => undefined);
     return slot;
   }
 
-  /** Replaces a dead or killed worker, answering its task with `outcome`. */
+  /** Replaces a dead or killed worker, answering what it ran with `outcome`. */
   #replace(slot: WorkerSlot, outcome: TaskOutcome): void {
     const index = this.#slots.indexOf(slot);
     if (index < 0) return;
@@ -118,35 +176,130 @@ export class QueryPool {
       if (slot.ready) this.#slots.push(this.#spawn());
       else setTimeout(() => !this.#closed && this.#slots.push(this.#spawn()), 1000).unref();
     }
-    if (slot.job) this.#finish(slot, slot.job.late ? TIMEOUT : outcome);
+    this.#finish(slot, slot.job?.late ? TIMEOUT : outcome);
   }
 
-  #finish(slot: WorkerSlot, outcome: TaskOutcome): void {
+  /** Ends the slot's job: records its run time, answers what the worker left unanswered, and frees the slot. */
+  #finish(slot: WorkerSlot, unanswered: TaskOutcome): void {
     const job = slot.job;
     if (!job) return;
     clearTimeout(job.deadline);
+    clearTimeout(job.promote);
     clearTimeout(job.grace);
     slot.job = undefined;
-    job.resolve(outcome);
+    const elapsed = performance.now() - job.startedAt;
+    const kind = job.members[0]!.task.kind;
+    const count = job.members.length;
+    // A tile is estimated by the worker's own time for it, past the setup; a killed worker told nothing.
+    const each = kind !== 'tile' ? elapsed : job.reported === count ? job.workMs / count : Math.max(1, elapsed - TILE_SETUP_MS) / count;
+    for (const key of new Set(job.members.map((member) => member.costKey))) this.#costs.record(key, kind, each, count);
+    for (const member of job.members) this.#answer(member, unanswered);
     this.#dispatch();
   }
 
-  #dispatch(): void {
+  #answer(member: Member, outcome: TaskOutcome): void {
+    if (member.answered) return;
+    member.answered = true;
+    clearTimeout(member.timer);
+    member.resolve(outcome);
+  }
+
+  /** A waiting task's time ran out before a worker could take it. */
+  #expireWaiting(member: Member): void {
+    const index = this.#queue.indexOf(member);
+    if (index < 0) return;
+    this.#queue.splice(index, 1);
+    const wait = this.#estimateWait(member.heavy);
+    this.#answer(member, busy(retryAfterSeconds(wait, member.expected, this.#options.timeoutMs)));
+  }
+
+  #running(heavy: boolean): Job[] {
+    return this.#slots.flatMap((slot) => (slot.job && slot.job.heavy === heavy ? [slot.job] : []));
+  }
+
+  #hasRoom(heavy: boolean): boolean {
+    return this.#running(heavy).length < (heavy ? this.#options.spareWorkers : this.#options.workers);
+  }
+
+  /**
+   * Expected wait of a new task in its lane. In the shared lane a task holds a worker for at most
+   * `heavyAfterMs` when there are spare workers to move it to; one that has run past its estimate is assumed
+   * to run as long again, up to its deadline.
+   */
+  #estimateWait(heavy: boolean): number {
+    const { workers, spareWorkers, heavyAfterMs } = this.#options;
+    const hold = (expected: number) => (heavy || spareWorkers === 0 ? expected : Math.min(expected, heavyAfterMs));
+    const now = performance.now();
+    const remaining = this.#running(heavy).map((job) => {
+      const expected = hold(expectJob(job.members[0]!.task.kind, job.members.map((member) => member.expected)));
+      const elapsed = now - job.startedAt;
+      const left = Math.max(...job.members.map((member) => member.deadlineAt)) - now;
+      return Math.max(0, expected > elapsed ? expected - elapsed : Math.min(elapsed, left));
+    });
+    const ahead = this.#queue.filter((member) => member.heavy === heavy).map((member) => hold(member.expected));
+    return estimateWait(remaining, ahead, heavy ? spareWorkers : workers);
+  }
+
+  /**
+   * Moves shared-lane tasks that have run past `heavyAfterMs` to the spare lane while it has room. Tile batches
+   * stay: they are light work sized to about 0.6 s (tileBatchSize), and running more of them side by side only
+   * shares the same cores (measured: batches of 12 tiles took 0.4 s alone, 2–2.7 s four at a time).
+   */
+  #promote(): void {
+    const now = performance.now();
     for (const slot of this.#slots) {
-      if (!slot.ready || slot.job) continue;
-      let job = this.#queue.shift();
-      while (job && performance.now() - job.queuedAt > this.#options.timeoutMs) {
-        job.resolve(failed(describeQueryError('query_service_busy', 1)));
-        job = this.#queue.shift();
-      }
-      if (!job) return;
-      const deadline = setTimeout(() => this.#expire(slot), this.#options.timeoutMs);
-      slot.job = { ...job, deadline, late: false };
-      slot.child.send({ type: 'run', id: job.id, task: job.task } satisfies ToWorker);
+      const job = slot.job;
+      if (job && !job.heavy && job.members.length === 1 && now - job.startedAt >= this.#options.heavyAfterMs && this.#hasRoom(true)) job.heavy = true;
     }
   }
 
-  /** The deadline passed: interrupt the query, and kill the worker if it has not stopped within the grace period. */
+  #dispatch(): void {
+    if (this.#closed) return;
+    this.#promote();
+    for (const slot of this.#slots) {
+      if (!slot.ready || slot.job) continue;
+      const index = this.#queue.findIndex((member) => this.#hasRoom(member.heavy));
+      if (index < 0) return;
+      const head = this.#queue.splice(index, 1)[0]!;
+      this.#send(slot, [head, ...this.#takeBatch(head)]);
+    }
+  }
+
+  /** Queued tiles that can run with `head` in one worker task (same query and zoom), removed from the queue. */
+  #takeBatch(head: Member): Member[] {
+    if (head.batchKey === undefined || this.#options.maxTileBatch <= 1) return [];
+    const same = this.#queue.filter((member) => member.batchKey === head.batchKey);
+    if (same.length === 0) return [];
+    const free = this.#slots.filter((slot) => slot.ready && !slot.job).length;
+    const room = Math.max(1, Math.min(free, this.#options.workers - this.#running(false).length));
+    // Estimates learnt since these tiles were queued count: a map's first tiles teach the pool about the rest.
+    const each = this.#costs.expect(head.costKey, 'tile', this.#options.heavyAfterMs);
+    const size = tileBatchSize(each, same.length + 1, room, this.#options.maxTileBatch);
+    const taken = same.slice(0, size - 1);
+    for (const member of [head, ...taken]) member.expected = each;
+    for (const member of taken) this.#queue.splice(this.#queue.indexOf(member), 1);
+    return taken;
+  }
+
+  #send(slot: WorkerSlot, members: Member[]): void {
+    const now = performance.now();
+    const head = members[0]!;
+    for (const member of members) clearTimeout(member.timer);
+    // The deadline covers the wait: a task that waited 3 s has its deadline less 3 s to run.
+    const until = (at: number) => Math.max(0, at - now);
+    const job: Job = {
+      id: this.#nextId++, members, reported: 0, workMs: 0, startedAt: now, heavy: head.heavy, late: false,
+      deadline: setTimeout(() => this.#expire(slot), until(Math.max(...members.map((member) => member.deadlineAt)))),
+    };
+    if (members.length > 1) {
+      for (const member of members) member.timer = setTimeout(() => this.#answer(member, TIMEOUT), until(member.deadlineAt));
+    }
+    if (!job.heavy && members.length === 1 && this.#options.spareWorkers > 0) job.promote = setTimeout(() => this.#dispatch(), this.#options.heavyAfterMs + 1);
+    slot.job = job;
+    slot.child.send({ type: 'run', id: job.id, task: toWorkerTask(members.map((member) => member.task)) } satisfies ToWorker);
+  }
+
+  /** The deadline passed: interrupt the task, and kill the worker if it has not stopped within the grace period. */
   #expire(slot: WorkerSlot): void {
     const job = slot.job;
     if (!job) return;

@@ -8,6 +8,17 @@ interface TaskBase {
   sources: ResolvedSource[];
   geometryColumn: string | undefined;
   settings: SandboxSettings;
+  /**
+   * Names the query whose run times predict this task's (a query id, or a hash of its SQL). Without it the
+   * pool derives one from the SQL and sources, so repeats of one query share a history.
+   */
+  costKey?: string;
+}
+
+/** A tile address within a `tiles` batch (one zoom per batch). */
+export interface TileCoordinate {
+  x: number;
+  y: number;
 }
 
 /** A task for a worker process. */
@@ -15,6 +26,15 @@ export type QueryTask =
   | (TaskBase & { kind: 'page'; offset: number; limit: number; resultCrs: string | undefined })
   | (TaskBase & { kind: 'bounds' })
   | (TaskBase & { kind: 'tile'; z: number; x: number; y: number });
+
+/**
+ * Tiles of one query at one zoom, coalesced by the pool from queued `tile` tasks so that one sandbox and one
+ * scan serve them all. Only the pool makes these; the worker answers each tile with its own `tile` message.
+ */
+export type TileBatchTask = TaskBase & { kind: 'tiles'; z: number; tiles: TileCoordinate[] };
+
+/** What a worker runs: a task, or a batch of tiles. */
+export type WorkerTask = QueryTask | TileBatchTask;
 
 /** A column of a page. */
 export interface PageColumn {
@@ -46,13 +66,20 @@ export interface TileValue {
   truncated: boolean;
 }
 
-/** A worker's answer to a task. */
+/** A worker's answer to a task. `retryAfter` (seconds) comes with 503s: surfaces send it as Retry-After. */
 export type TaskOutcome =
   | { ok: true; value: PageValue | BoundsValue | TileValue }
-  | { ok: false; error: QueryErrorBody };
+  | { ok: false; error: QueryErrorBody; retryAfter?: number };
 
 /** Messages from the API process to a worker. */
-export type ToWorker = { type: 'run'; id: number; task: QueryTask } | { type: 'interrupt'; id: number };
+export type ToWorker = { type: 'run'; id: number; task: WorkerTask } | { type: 'interrupt'; id: number };
 
-/** Messages from a worker to the API process. */
-export type FromWorker = { type: 'ready' } | { type: 'done'; id: number; outcome: TaskOutcome };
+/**
+ * Messages from a worker to the API process: `done` answers a task; a `tiles` batch is answered by one `tile`
+ * message per tile instead (by its index in the batch), as each is ready, and ends with the last of them.
+ * `ms` is the time the worker spent on that answer once its sandbox was open, for the pool's estimates.
+ */
+export type FromWorker =
+  | { type: 'ready' }
+  | { type: 'done'; id: number; outcome: TaskOutcome; ms: number }
+  | { type: 'tile'; id: number; index: number; outcome: TaskOutcome; ms: number };

@@ -6,14 +6,14 @@ import { scanWkbColumn } from '../runtime/geometry-scan.ts';
 import { DEFAULT_TILE_BUFFER, encodeTile, tileBounds, type TileFeature } from '../core/geo/mvt.ts';
 import { logicalType, quoteIdentifier } from '../core/sql.ts';
 import { queryFailure } from './errors.ts';
-import type { BoundsValue, PageValue, QueryTask, TileValue } from './protocol.ts';
+import type { BoundsValue, PageValue, QueryTask, TileBatchTask, TileValue } from './protocol.ts';
+import { stripTrailingSemicolons } from './sql-source.ts';
 import { createValueConverter, type JsonValue } from './values.ts';
-
 
 /** The user's SQL as a subquery: newlines keep a trailing `--` comment from swallowing the parenthesis. */
 function subquery(sql: string): string {
-  // A final `;` (perhaps followed by comments) ends the statement; inside parentheses it would break it.
-  return `(\n${sql.replace(/;(?:\s|--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)*$/, '')}\n) AS __geoshelf_result`;
+  // A final `;` ends the statement; inside parentheses it would break it.
+  return `(\n${stripTrailingSemicolons(sql)}\n) AS __geoshelf_result`;
 }
 
 /** Bytes this process has read through system calls so far (Linux); 0 where /proc is not there. */
@@ -88,6 +88,8 @@ export async function runPage(connection: DuckDBConnection, task: Extract<QueryT
     size += bytes;
     rows.push(row);
   }
+  // No page can hold a row larger than the cap; answering an empty page would send clients round in circles.
+  if (truncated && rows.length === 0) throw queryFailure('row_too_large', task.settings.maxResponseBytes);
   const warnings = [...converter.warnings];
   if (truncated) warnings.push(`The page was cut at ${rows.length} rows to stay under ${task.settings.maxResponseBytes} bytes; ask for the next page at next_offset.`);
   return {
@@ -129,32 +131,127 @@ export async function runBounds(connection: DuckDBConnection, task: Extract<Quer
  * present, else by `st_intersects_extent`), at most the tile cap, encoded as MVT with their scalar columns.
  */
 export async function runTile(connection: DuckDBConnection, task: Extract<QueryTask, { kind: 'tile' }>, isInterrupted: () => boolean): Promise<TileValue> {
+  const query = await prepareTiles(connection, task);
+  return readTile(connection, query, task.z, task.x, task.y, isInterrupted);
+}
+
+/**
+ * Tiles of one zoom, each answered through `answer` (by its index in `task.tiles`) as soon as it is encoded.
+ * Neighbouring tiles of a row, up to eight, are read by one scan of their joint envelope, each row marked with
+ * the tiles it meets; a group whose scan passes four tiles' worth of rows is read tile by tile instead, so
+ * memory stays bounded and every tile gets the rows it would get alone.
+ */
+export async function runTiles(connection: DuckDBConnection, task: TileBatchTask, isInterrupted: () => boolean, answer: (index: number, value: TileValue) => void): Promise<void> {
+  const query = await prepareTiles(connection, task);
+  const { z, tiles } = task;
+  for (const group of groupTiles(tiles)) {
+    if (isInterrupted()) throw queryFailure('query_timeout');
+    const values = group.length > 1 ? await readTileGroup(connection, query, z, group.map((index) => tiles[index]!), isInterrupted) : undefined;
+    for (const [position, index] of group.entries()) {
+      answer(index, values?.[position] ?? await readTile(connection, query, z, tiles[index]!.x, tiles[index]!.y, isInterrupted));
+    }
+  }
+}
+
+/** What reading any tile of a result needs: its shape, the columns to select and the test of a tile envelope. */
+interface TileQuery {
+  sql: string;
+  maxFeatures: number;
+  properties: string[];
+  select: string;
+  meets: (envelope: Envelope) => string;
+}
+
+type Envelope = [west: number, south: number, east: number, north: number];
+
+async function prepareTiles(connection: DuckDBConnection, task: Extract<QueryTask, { kind: 'tile' }> | TileBatchTask): Promise<TileQuery> {
   const shape = await describeResult(connection, task.sql, task.geometryColumn);
   if (!shape.geometry) throw queryFailure('no_geometry');
-  const [west, tileSouth, east, tileNorth] = tileBounds(task.z, task.x, task.y, DEFAULT_TILE_BUFFER);
-  // The encoder pins latitudes beyond Web Mercator's ±85.05° to the world's edge, so edge tiles must fetch them.
-  const north = task.y === 0 ? 90 : tileNorth;
-  const south = task.y === 2 ** task.z - 1 ? -90 : tileSouth;
-  const envelope = encodeWkb({ type: 'Polygon', coordinates: [[[west, south], [east, south], [east, north], [west, north], [west, south]]] });
-  const filter = shape.hasBbox
-    ? `bbox.xmax >= ${west} AND bbox.xmin <= ${east} AND bbox.ymax >= ${south} AND bbox.ymin <= ${north}`
-    : `st_intersects_extent(${shape.types[shape.names.indexOf(shape.geometry)] === 'GEOMETRY' ? quoteIdentifier(shape.geometry) : `st_geomfromwkb(${quoteIdentifier(shape.geometry)})`}, st_geomfromwkb(from_hex('${Buffer.from(envelope).toString('hex')}')))`;
+  const geometry = shape.types[shape.names.indexOf(shape.geometry)] === 'GEOMETRY' ? quoteIdentifier(shape.geometry) : `st_geomfromwkb(${quoteIdentifier(shape.geometry)})`;
   const properties = shape.names.filter((name, index) => name !== shape.geometry && /^(VARCHAR|BOOLEAN|TINYINT|SMALLINT|INTEGER|BIGINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|FLOAT|DOUBLE|DECIMAL.*|DATE|TIMESTAMP.*)$/.test(shape.types[index] ?? ''));
-  const select = [`${wkbExpression(shape)} AS __wkb`, ...properties.map(quoteIdentifier)].join(', ');
-  const reader = await connection.streamAndReadUntil(`SELECT ${select} FROM ${subquery(task.sql)} WHERE ${filter} LIMIT ${task.settings.tileMaxFeatures + 1}`, task.settings.tileMaxFeatures + 1);
+  return {
+    sql: subquery(task.sql),
+    maxFeatures: task.settings.tileMaxFeatures,
+    properties,
+    select: [`${wkbExpression(shape)} AS __wkb`, ...properties.map(quoteIdentifier)].join(', '),
+    meets: ([west, south, east, north]) => shape.hasBbox
+      ? `bbox.xmax >= ${west} AND bbox.xmin <= ${east} AND bbox.ymax >= ${south} AND bbox.ymin <= ${north}`
+      : `st_intersects_extent(${geometry}, st_geomfromwkb(from_hex('${Buffer.from(encodeWkb({ type: 'Polygon', coordinates: [[[west, south], [east, south], [east, north], [west, north], [west, south]]] })).toString('hex')}')))`,
+  };
+}
+
+/** The WGS84 envelope of a tile with its buffer. */
+function tileEnvelope(z: number, x: number, y: number): Envelope {
+  const [west, south, east, north] = tileBounds(z, x, y, DEFAULT_TILE_BUFFER);
+  // The encoder pins latitudes beyond Web Mercator's ±85.05° to the world's edge, so edge tiles must fetch them.
+  return [west, y === 2 ** z - 1 ? -90 : south, east, y === 0 ? 90 : north];
+}
+
+async function readTile(connection: DuckDBConnection, query: TileQuery, z: number, x: number, y: number, isInterrupted: () => boolean): Promise<TileValue> {
+  const limit = query.maxFeatures + 1;
+  const reader = await connection.streamAndReadUntil(`SELECT ${query.select} FROM ${query.sql} WHERE ${query.meets(tileEnvelope(z, x, y))} LIMIT ${limit}`, limit);
   if (isInterrupted()) throw queryFailure('query_timeout');
   const converter = createValueConverter();
-  const features: TileFeature[] = [];
-  for (const values of reader.getRows().slice(0, task.settings.tileMaxFeatures)) {
-    const wkb = values[0] as { bytes: Uint8Array } | null;
-    if (!wkb) continue;
-    const props: TileFeature['properties'] = {};
-    properties.forEach((name, index) => {
-      const value = converter.convert(values[index + 1] ?? null, false);
-      props[name] = typeof value === 'object' ? null : value;
+  return encodeRows(query, reader.getRows().map((values) => toFeature(query, converter, values, 0)), z, x, y);
+}
+
+/** Tiles of one group from one scan; undefined when the scan passes the row budget (read them one by one). */
+async function readTileGroup(connection: DuckDBConnection, query: TileQuery, z: number, tiles: { x: number; y: number }[], isInterrupted: () => boolean): Promise<TileValue[] | undefined> {
+  const envelopes = tiles.map(({ x, y }) => tileEnvelope(z, x, y));
+  const joint: Envelope = [Math.min(...envelopes.map((e) => e[0])), Math.min(...envelopes.map((e) => e[1])), Math.max(...envelopes.map((e) => e[2])), Math.max(...envelopes.map((e) => e[3]))];
+  const marks = envelopes.map((envelope, bit) => `CASE WHEN ${query.meets(envelope)} THEN ${2 ** bit} ELSE 0 END`).join(' + ');
+  const budget = (query.maxFeatures + 1) * GROUP_ROW_TILES;
+  const reader = await connection.streamAndReadUntil(
+    `SELECT * FROM (SELECT ${marks} AS __tiles, ${query.select} FROM ${query.sql} WHERE ${query.meets(joint)}) WHERE __tiles <> 0 LIMIT ${budget + 1}`,
+    budget + 1,
+  );
+  if (isInterrupted()) throw queryFailure('query_timeout');
+  if (reader.currentRowCount > budget) return undefined;
+  const converter = createValueConverter();
+  const rows: (TileFeature | null)[][] = tiles.map(() => []);
+  for (const values of reader.getRows()) {
+    const mask = Number(values[0]);
+    let feature: TileFeature | null | undefined;
+    rows.forEach((tileRows, bit) => {
+      if ((mask & (1 << bit)) === 0 || tileRows.length > query.maxFeatures) return;
+      tileRows.push((feature ??= toFeature(query, converter, values, 1)));
     });
-    features.push({ wkb: wkb.bytes, properties: props });
   }
-  const encoded = encodeTile(features, task.z, task.x, task.y, { layerName: 'result', maxFeatures: task.settings.tileMaxFeatures });
-  return { bytes: encoded.bytes, features: encoded.features, truncated: encoded.truncated || reader.currentRowCount > task.settings.tileMaxFeatures };
+  return tiles.map(({ x, y }, index) => encodeRows(query, rows[index]!, z, x, y));
+}
+
+/** Rows (at most the cap plus one, which says the tile is cut) encoded as a tile. */
+function encodeRows(query: TileQuery, rows: (TileFeature | null)[], z: number, x: number, y: number): TileValue {
+  const features = rows.slice(0, query.maxFeatures).filter((feature) => feature !== null);
+  const encoded = encodeTile(features, z, x, y, { layerName: 'result', maxFeatures: query.maxFeatures });
+  return { bytes: encoded.bytes, features: encoded.features, truncated: encoded.truncated || rows.length > query.maxFeatures };
+}
+
+function toFeature(query: TileQuery, converter: ReturnType<typeof createValueConverter>, values: unknown[], first: number): TileFeature | null {
+  const wkb = values[first] as { bytes: Uint8Array } | null;
+  if (!wkb) return null;
+  const properties: TileFeature['properties'] = {};
+  query.properties.forEach((name, index) => {
+    const value = converter.convert((values[first + 1 + index] ?? null) as Parameters<typeof converter.convert>[0], false);
+    properties[name] = typeof value === 'object' ? null : value;
+  });
+  return { wkb: wkb.bytes, properties };
+}
+
+/** Tiles a group may hold (bits of its mark); rows a group scan may read, in tiles' worth. */
+const GROUP_TILES = 8;
+const GROUP_ROW_TILES = 4;
+
+/** Indexes of `tiles` in groups of neighbours: runs of consecutive x in one row, at most GROUP_TILES long. */
+function groupTiles(tiles: { x: number; y: number }[]): number[][] {
+  const order = [...tiles.keys()].sort((a, b) => tiles[a]!.y - tiles[b]!.y || tiles[a]!.x - tiles[b]!.x);
+  const groups: number[][] = [];
+  for (const index of order) {
+    const group = groups.at(-1);
+    const last = group && tiles[group.at(-1)!]!;
+    const tile = tiles[index]!;
+    if (group && last && last.y === tile.y && tile.x - last.x <= 1 && group.length < GROUP_TILES) group.push(index);
+    else groups.push([index]);
+  }
+  return groups;
 }

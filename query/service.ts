@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import type { CatalogIndex } from '../core/catalog-index.ts';
 import { resolveCrs } from '../core/geo/crs.ts';
@@ -10,6 +11,7 @@ import {
 import { describeQueryError, QueryFailure, queryFailure } from './errors.ts';
 import { shapePage } from './page.ts';
 import { QueryPool } from './pool.ts';
+import { createTileCache } from './tile-cache.ts';
 import type { BoundsValue, PageValue, QueryTask, TaskOutcome, TileValue } from './protocol.ts';
 import type { SandboxSettings } from './sandbox.ts';
 import { resolveSources } from './sources.ts';
@@ -30,8 +32,8 @@ export interface QueryCatalog {
 
 /** The settings the query engine reads. */
 export type QueryConfig = Pick<Config,
-  'dataDir' | 'queryKeys' | 'queryWorkers' | 'queryQueue' | 'queryTimeoutMs' | 'queryMemoryMb' | 'queryThreads'
-  | 'queryTokenTtl' | 'queryMaxResponseBytes' | 'tileMaxFeatures'>;
+  'dataDir' | 'queryKeys' | 'queryWorkers' | 'querySpareWorkers' | 'queryQueue' | 'queryTimeoutMs' | 'queryMemoryMb'
+  | 'queryThreads' | 'queryTokenTtl' | 'queryMaxResponseBytes' | 'tileMaxFeatures' | 'tileCacheMb'>;
 
 /** Options of {@link createQueryService}. */
 export interface QueryServiceOptions {
@@ -53,6 +55,8 @@ export interface QueryTile {
   bytes: Uint8Array;
   features: number;
   truncated: boolean;
+  /** A strong validator of the bytes (their hash), for ETag and If-None-Match. */
+  etag: string;
 }
 
 /** The query engine, apart from any surface: every method resolves to a response document or throws a QueryFailure. */
@@ -83,7 +87,10 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
   const { config, catalog } = options;
   const keys = readTokenKeys(config.queryKeys);
   if (keys.generated) options.warn?.('geoshelf: GEOSHELF_QUERY_KEYS is not set; query tokens use a key made for this process and will not work on another one.');
-  const pool = new QueryPool({ workers: config.queryWorkers, queue: config.queryQueue, timeoutMs: config.queryTimeoutMs, memoryCapMb: config.queryMemoryMb + 512 });
+  const pool = new QueryPool({
+    workers: config.queryWorkers, spareWorkers: config.querySpareWorkers, queue: config.queryQueue, timeoutMs: config.queryTimeoutMs, memoryCapMb: config.queryMemoryMb + 512,
+  });
+  const tiles = createTileCache<QueryTile>({ maxBytes: config.tileCacheMb * 1024 * 1024 });
   const settings: SandboxSettings = { threads: config.queryThreads, memoryLimitMb: config.queryMemoryMb, maxResponseBytes: config.queryMaxResponseBytes, tileMaxFeatures: config.tileMaxFeatures };
   let parser: Promise<SqlParser> | undefined;
   // A map asks for dozens of tiles of one query at once, and the parser checks one SQL at a time: remember
@@ -156,8 +163,12 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     async tile(queryId, token, { z, x, y }) {
       const query = await authorize(queryId, token);
       if (!isValidTile(z, x, y)) throw queryFailure('invalid_tile', MAX_TILE_ZOOM);
-      const { value } = await execute<TileValue>(query, (base) => ({ ...base, kind: 'tile', z, x, y }));
-      return value;
+      // A tile depends only on the query and the build (the token fixes the query), so identical queries of
+      // different users share it, and a map's repeated requests are answered from memory.
+      return tiles.get(`${catalog().buildId}/${hashQuery(query)}/${z}/${x}/${y}`, async () => {
+        const { value } = await execute<TileValue>(query, (base) => ({ ...base, kind: 'tile', z, x, y }));
+        return { ...value, etag: createHash('sha256').update(value.bytes).digest('base64url').slice(0, 27) };
+      });
     },
     async close() {
       await pool.close();
@@ -175,6 +186,11 @@ function parseRequest<T extends z.ZodType>(schema: T, value: unknown): z.output<
 
 /** The value of a worker's outcome, or its error thrown as a QueryFailure. */
 function unwrap<T>(outcome: TaskOutcome): T {
-  if (!outcome.ok) throw new QueryFailure(outcome.error, (outcome as { retryAfter?: number }).retryAfter);
+  if (!outcome.ok) throw new QueryFailure(outcome.error, outcome.retryAfter);
   return outcome.value as T;
+}
+
+/** What decides a query's tiles, hashed: its SQL, its sources and its geometry column. */
+function hashQuery(query: TokenPayload): string {
+  return createHash('sha256').update(JSON.stringify([query.sql, query.sources, query.geometry_column ?? null])).digest('base64url').slice(0, 22);
 }

@@ -2,6 +2,8 @@
 interface SqlToken {
   kind: 'word' | 'symbol' | 'literal';
   text: string;
+  /** Index just past the token in the SQL. */
+  end: number;
 }
 
 const WORD_START = /[A-Za-z_\u0080-\uffff]/;
@@ -53,25 +55,25 @@ function* scanSql(sql: string): Generator<SqlToken> {
     } else if (char === '/' && next === '*') i = skipBlockComment(sql, i);
     else if (char === "'" || char === '"') {
       const end = skipQuoted(sql, i, char, false);
-      yield { kind: char === "'" ? 'literal' : 'word', text: sql.slice(i, end) };
+      yield { kind: char === "'" ? 'literal' : 'word', text: sql.slice(i, end), end };
       i = end;
     } else if ((char === 'E' || char === 'e') && next === "'") {
       const end = skipQuoted(sql, i + 1, "'", true);
-      yield { kind: 'literal', text: sql.slice(i, end) };
+      yield { kind: 'literal', text: sql.slice(i, end), end };
       i = end;
     } else if (char === '$' && DOLLAR_TAG.test(sql.slice(i, i + 64))) {
       const tag = DOLLAR_TAG.exec(sql.slice(i, i + 64))![0];
       const close = sql.indexOf(tag, i + tag.length);
       const end = close < 0 ? sql.length : close + tag.length;
-      yield { kind: 'literal', text: sql.slice(i, end) };
+      yield { kind: 'literal', text: sql.slice(i, end), end };
       i = end;
     } else if (WORD_START.test(char)) {
       let end = i + 1;
       while (end < sql.length && WORD_PART.test(sql[end]!)) end++;
-      yield { kind: 'word', text: sql.slice(i, end) };
+      yield { kind: 'word', text: sql.slice(i, end), end };
       i = end;
     } else {
-      yield { kind: 'symbol', text: char };
+      yield { kind: 'symbol', text: char, end: i + 1 };
       i++;
     }
   }
@@ -88,6 +90,18 @@ export function countStatements(sql: string): number {
     } else empty = false;
   }
   return empty ? count : count + 1;
+}
+
+/**
+ * `sql` cut after its last token that is not a `;`: final semicolons go, and the comments and blanks around
+ * them, so the statement can sit inside parentheses. Semicolons and dashes inside strings, quoted names and
+ * (nested) comments are left alone, as DuckDB's lexer leaves them.
+ * @example stripTrailingSemicolons('SELECT 1 /* note; -- see *\/ ;') // 'SELECT 1'
+ */
+export function stripTrailingSemicolons(sql: string): string {
+  let end = 0;
+  for (const token of scanSql(sql)) if (token.kind !== 'symbol' || token.text !== ';') end = token.end;
+  return sql.slice(0, end);
 }
 
 /** Whether `sql` says `WITH RECURSIVE`, which the parser does not mark when no CTE refers to itself. */

@@ -1,47 +1,69 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { toSafeError } from './engine-errors.ts';
 import { describeQueryError, QueryFailure } from './errors.ts';
-import type { FromWorker, QueryTask, TaskOutcome, ToWorker } from './protocol.ts';
-import { runBounds, runPage, runTile } from './run-task.ts';
+import type { FromWorker, TaskOutcome, ToWorker, WorkerTask } from './protocol.ts';
+import { runBounds, runPage, runTile, runTiles } from './run-task.ts';
 import { createBlankInstance, openSandbox, type BlankInstance } from './sandbox.ts';
 
 /**
  * A query worker process (layer 3 of the sandbox): runs one task at a time in a fresh sandboxed DuckDB
- * instance and answers with rows, bounds or a tile, or with a safe error. The API process kills and replaces
- * it when it overruns its deadline or its memory cap, so nothing a query does can reach the API process.
+ * instance and answers with rows, bounds or a tile (a batch of tiles: one answer per tile, as each is
+ * ready), or with a safe error. The API process kills and replaces it when it overruns its deadline or its
+ * memory cap, so nothing a query does can reach the API process.
  */
 let current: { id: number; connection: DuckDBConnection | undefined; interrupted: boolean } | undefined;
 /** The instance the next query will get, made while this worker waits. */
 let next: Promise<BlankInstance> | undefined;
 
-async function run(id: number, task: QueryTask): Promise<TaskOutcome> {
+function send(message: FromWorker): void {
+  process.send?.(message);
+}
+
+async function run(id: number, task: WorkerTask): Promise<void> {
   current = { id, connection: undefined, interrupted: false };
   const state = current;
+  const unanswered = new Set(task.kind === 'tiles' ? task.tiles.keys() : []);
+  let mark = performance.now();
+  const spent = () => {
+    const now = performance.now();
+    const ms = now - mark;
+    mark = now;
+    return ms;
+  };
+  const answerTile = (index: number, outcome: TaskOutcome) => {
+    unanswered.delete(index);
+    send({ type: 'tile', id, index, outcome, ms: spent() });
+  };
   let sandbox: Awaited<ReturnType<typeof openSandbox>> | undefined;
   try {
     const blank = await next?.catch(() => undefined);
     next = undefined;
-    sandbox = await openSandbox(task.sources, task.settings, { preserveOrder: task.kind !== 'tile', ...(blank ? { blank } : {}) });
+    const preserveOrder = task.kind === 'page' || task.kind === 'bounds';
+    sandbox = await openSandbox(task.sources, task.settings, { preserveOrder, ...(blank ? { blank } : {}) });
     state.connection = sandbox.connection;
+    spent();
     if (state.interrupted) throw new QueryFailure(describeQueryError('query_timeout'));
     const interrupted = () => state.interrupted;
-    const value = task.kind === 'page'
-      ? await runPage(sandbox.connection, task, interrupted)
-      : task.kind === 'bounds' ? await runBounds(sandbox.connection, task, interrupted) : await runTile(sandbox.connection, task, interrupted);
-    return { ok: true, value };
+    if (task.kind === 'tiles') {
+      await runTiles(sandbox.connection, task, interrupted, (index, value) => answerTile(index, { ok: true, value }));
+    } else {
+      const value = task.kind === 'page'
+        ? await runPage(sandbox.connection, task, interrupted)
+        : task.kind === 'bounds' ? await runBounds(sandbox.connection, task, interrupted) : await runTile(sandbox.connection, task, interrupted);
+      send({ type: 'done', id, outcome: { ok: true, value }, ms: spent() });
+    }
   } catch (error) {
-    if (error instanceof QueryFailure) return { ok: false, error: error.body };
-    if (state.interrupted) return { ok: false, error: describeQueryError('query_timeout') };
-    return { ok: false, error: toSafeError(error) };
+    const outcome: TaskOutcome = error instanceof QueryFailure
+      ? { ok: false, error: error.body }
+      : { ok: false, error: state.interrupted ? describeQueryError('query_timeout') : toSafeError(error) };
+    if (task.kind === 'tiles') for (const index of unanswered) answerTile(index, outcome);
+    else send({ type: 'done', id, outcome, ms: spent() });
   } finally {
     sandbox?.close();
     current = undefined;
-    next = createBlankInstance(task.settings);
+    // The next task is most likely of the same kind, so the instance is made with its row-order setting.
+    next = createBlankInstance(task.settings, task.kind === 'page' || task.kind === 'bounds');
   }
-}
-
-function send(message: FromWorker): void {
-  process.send?.(message);
 }
 
 process.on('message', (message: ToWorker) => {
@@ -52,7 +74,7 @@ process.on('message', (message: ToWorker) => {
     }
     return;
   }
-  void run(message.id, message.task).then((outcome) => send({ type: 'done', id: message.id, outcome }));
+  void run(message.id, message.task);
 });
 process.on('disconnect', () => process.exit(0));
 send({ type: 'ready' });

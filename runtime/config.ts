@@ -70,12 +70,26 @@ export const SETTINGS = {
   },
   queryTimeoutMs: { env: 'GEOSHELF_QUERY_TIMEOUT_MS', default: '10000', help: 'Deadline of one query, page, bounds or tile, in milliseconds; past it the answer is 504.' },
   queryWorkers: { env: 'GEOSHELF_QUERY_WORKERS', default: '2', help: 'Worker processes that run queries, one query each at a time.' },
-  queryQueue: { env: 'GEOSHELF_QUERY_QUEUE', default: '16', help: 'Queries that may wait for a worker; more answer 503.' },
+  querySpareWorkers: {
+    env: 'GEOSHELF_QUERY_SPARE_WORKERS',
+    default: '2',
+    help: 'Extra worker processes for tasks that run longer than half a second (or whose query did before), so that short queries and tiles are not held up behind them; 0 turns them off.',
+  },
+  queryQueue: {
+    env: 'GEOSHELF_QUERY_QUEUE',
+    default: '1024',
+    help: 'Hard cap on tasks waiting for a worker. Below it, a task is accepted while its expected wait and run fit the deadline; otherwise, or when its wait runs out, the answer is 503 with Retry-After.',
+  },
   queryMemoryMb: { env: 'GEOSHELF_QUERY_MEMORY_MB', default: '1024', help: 'DuckDB memory limit of a query, in MiB; a worker using 512 MiB more than this is killed.' },
   queryThreads: { env: 'GEOSHELF_QUERY_THREADS', default: '2', help: 'DuckDB threads of a query.' },
   queryTokenTtl: { env: 'GEOSHELF_QUERY_TOKEN_TTL', default: '3600', help: 'Seconds a query token stays valid for pages, bounds and tiles.' },
   queryMaxResponseBytes: { env: 'GEOSHELF_QUERY_MAX_RESPONSE_BYTES', default: '8388608', help: 'Cap on the rows of one query response, in bytes of JSON; past it the page is cut and response_truncated is true.' },
   tileMaxFeatures: { env: 'GEOSHELF_TILE_MAX_FEATURES', default: '20000', help: 'Cap on features in one vector tile; past it the tile holds the first ones and carries the header X-Geoshelf-Tile-Truncated.' },
+  tileCacheMb: {
+    env: 'GEOSHELF_TILE_CACHE_MB',
+    default: '64',
+    help: 'Memory budget in MiB for vector tiles the query service keeps (least recently used first out); a tile of one query and build is made once. 0 keeps none.',
+  },
   ci: { env: 'CI', default: '', help: 'When set (any non-empty value), progress output stays quiet; set by most CI systems.' },
 } as const satisfies Record<string, SettingDefinition>;
 
@@ -100,12 +114,14 @@ const CONFIG_SCHEMA = z.object({
   queryKeys: z.string(),
   queryTimeoutMs: z.coerce.number().int().min(100),
   queryWorkers: z.coerce.number().int().min(1).max(64),
+  querySpareWorkers: z.coerce.number().int().min(0).max(64),
   queryQueue: z.coerce.number().int().min(0),
   queryMemoryMb: z.coerce.number().int().min(64),
   queryThreads: z.coerce.number().int().min(1).max(64),
   queryTokenTtl: z.coerce.number().int().min(60),
   queryMaxResponseBytes: z.coerce.number().int().min(1024),
   tileMaxFeatures: z.coerce.number().int().min(1),
+  tileCacheMb: z.coerce.number().int().min(0),
   ci: z.string().transform((value) => value !== '' && value !== 'false' && value !== '0'),
 });
 

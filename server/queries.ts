@@ -1,10 +1,9 @@
-import { hash } from 'node:crypto';
 import type { H3, H3Event } from 'h3';
 import { FastResponse } from 'srvx';
 import { describeQueryError, queryFailure } from '../query/errors.ts';
 import { MAX_QUERY_BODY_BYTES } from '../core/constants.ts';
 import { MAX_TILE_ZOOM } from '../core/geo/mvt.ts';
-import type { QueryService } from '../query/service.ts';
+import type { QueryService, QueryTile } from '../query/service.ts';
 import { QUERY_ROUTES, QUERY_TOKEN_HEADER, TILE_CONTENT_TYPE } from '../core/api/catalog/routes.ts';
 import { queryHttpError } from './errors.ts';
 import { CORS_HEADERS } from './headers.ts';
@@ -60,8 +59,8 @@ export function registerQueryRoutes(app: H3, service: QueryService, options: Que
  * Answers a tile: 204 when empty. A tile is fixed by its query (the token names it), so its ETag is its content
  * hash and a CDN may keep it; the URL holds the query id, 144 random bits, which only a token holder learns.
  */
-function respondTile(request: Request, tile: { bytes: Uint8Array; features: number; truncated: boolean }, maxAge: number): Response {
-  const etag = `"${hash('sha256', tile.bytes, 'base64url').slice(0, 27)}"`;
+function respondTile(request: Request, tile: QueryTile, maxAge: number): Response {
+  const etag = `"${tile.etag}"`;
   const headers: Record<string, string> = { ...CORS_HEADERS, 'content-type': TILE_CONTENT_TYPE, 'cache-control': `public, max-age=${maxAge}`, etag };
   if (tile.truncated) headers['x-geoshelf-tile-truncated'] = 'true';
   if (matchesEtag(request.headers.get('if-none-match'), etag.slice(1, -1))) return new FastResponse(null, { status: 304, headers });

@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { toSafeError } from '../query/engine-errors.ts';
 import { QueryPool } from '../query/pool.ts';
 import type { QueryTask } from '../query/protocol.ts';
+import { runPage } from '../query/run-task.ts';
 import { openSandbox, type SandboxSettings } from '../query/sandbox.ts';
+import { stripTrailingSemicolons } from '../query/sql-source.ts';
 import { ROOT } from './helpers/catalog.ts';
 
 const DATA = join(ROOT, 'catalog-data/data');
@@ -45,30 +47,83 @@ describe('layer 3: the worker pool', () => {
   const task = (sql: string): QueryTask => ({ kind: 'page', sql, sources: [countries], offset: 0, limit: 10, geometryColumn: undefined, resultCrs: undefined, settings });
 
   it('kills and replaces a worker that ignores its deadline, and answers 504', async () => {
-    const pool = new QueryPool({ workers: 1, queue: 2, timeoutMs: 500, memoryCapMb: 8192, graceMs: 500 });
+    const pool = new QueryPool({ workers: 1, spareWorkers: 0, queue: 2, timeoutMs: 500, memoryCapMb: 8192, graceMs: 500 });
+    await pool.ready();
     const started = performance.now();
     // Not allowed by layer 1; run here directly to show layer 3 stops what interrupt() cannot.
     const outcome = await pool.run(task("SELECT length(repeat('x', 900000000)) AS n"));
     expect(outcome).toMatchObject({ ok: false, error: { status: 504, code: 'query_timeout' } });
     expect(performance.now() - started).toBeLessThan(2500);
     expect(pool.restarts).toBe(1);
+    await pool.ready();
     expect(await pool.run(task('SELECT count(*) AS n FROM countries'))).toMatchObject({ ok: true, value: { rows: [{ n: 177 }] } });
     await pool.close();
   });
 
   it('kills and replaces a worker past its memory cap', async () => {
-    const pool = new QueryPool({ workers: 1, queue: 2, timeoutMs: 20_000, memoryCapMb: 400 });
+    const pool = new QueryPool({ workers: 1, spareWorkers: 0, queue: 2, timeoutMs: 20_000, memoryCapMb: 400 });
     const outcome = await pool.run({ ...task("SELECT length(repeat('x', 900000000)) AS n"), settings: { ...settings, memoryLimitMb: 4096 } });
     expect(outcome).toMatchObject({ ok: false, error: { status: 422, code: 'query_out_of_memory' } });
     expect(pool.restarts).toBe(1);
     await pool.close();
   });
 
-  it('answers 503 when the queue is full', async () => {
-    const pool = new QueryPool({ workers: 1, queue: 1, timeoutMs: 3000, memoryCapMb: 4096 });
-    const slow = task('SELECT count(*) FROM countries a, countries b, countries c, countries d');
+  it('answers 503 with a retry time when the queue is full', async () => {
+    const pool = new QueryPool({ workers: 1, spareWorkers: 0, queue: 1, timeoutMs: 3000, memoryCapMb: 4096 });
+    const slow = task('SELECT sum(length(a.name || b.name || c.name || d.name)) AS n FROM countries a, countries b, countries c, countries d');
     const outcomes = await Promise.all([pool.run(slow), pool.run(slow), pool.run(slow), pool.run(slow)]);
-    expect(outcomes.filter((outcome) => !outcome.ok && outcome.error.status === 503).length).toBeGreaterThanOrEqual(2);
+    const busy = outcomes.filter((outcome) => !outcome.ok && outcome.error.status === 503);
+    expect(busy.length).toBeGreaterThanOrEqual(2);
+    for (const outcome of busy) expect(outcome).toMatchObject({ retryAfter: expect.any(Number) });
     await pool.close();
+  });
+});
+
+describe('running a page', () => {
+  const page = (sql: string, maxResponseBytes = 1_000_000) => ({
+    kind: 'page' as const, sql, sources: [countries], offset: 0, limit: 10, geometryColumn: undefined, resultCrs: undefined, settings: { ...settings, maxResponseBytes },
+  });
+
+  it('refuses a page whose first row alone passes the response cap, rather than send an empty page that points at itself', async () => {
+    const sandbox = await openSandbox([countries], settings);
+    const sql = "SELECT name, repeat('x', 5000) AS padding FROM countries ORDER BY name";
+    await expect(runPage(sandbox.connection, page(sql, 2000), () => false)).rejects.toMatchObject({ body: { status: 422, code: 'row_too_large' } });
+    const cut = await runPage(sandbox.connection, page(sql, 12_000), () => false);
+    expect(cut).toMatchObject({ truncated: true, hasMore: true });
+    expect(cut.rows.length).toBe(2);
+    sandbox.close();
+  });
+
+  it.each([
+    'SELECT 1 AS n /* note; -- see */',
+    'SELECT 1 AS n; -- done',
+    "SELECT 1 AS n -- a ';' here\n;",
+    'SELECT 1 AS n /* outer /* inner; */ still comment; */ ;',
+  ])('runs %j, whose end holds comments and semicolons', async (sql) => {
+    const sandbox = await openSandbox([countries], settings);
+    expect((await runPage(sandbox.connection, page(sql), () => false)).rows).toEqual([{ n: 1 }]);
+    sandbox.close();
+  });
+});
+
+describe('stripTrailingSemicolons', () => {
+  it.each([
+    ['SELECT 1;', 'SELECT 1'],
+    ['SELECT 1 ; ;\n', 'SELECT 1'],
+    ['SELECT 1 /* note; -- see */', 'SELECT 1'],
+    ['SELECT 1 -- note; see\n', 'SELECT 1'],
+    ["SELECT ';' AS semi;", "SELECT ';' AS semi"],
+    ["SELECT 'a -- b;'", "SELECT 'a -- b;'"],
+    ["SELECT E'\\';' AS quote ;", "SELECT E'\\';' AS quote"],
+    ['SELECT $$ ; -- $$ AS d;', 'SELECT $$ ; -- $$ AS d'],
+    ['SELECT $tag$ $$; $tag$ AS d ; /* x */', 'SELECT $tag$ $$; $tag$ AS d'],
+    ['SELECT 1 /* a /* b; */ c; */;', 'SELECT 1'],
+    ['SELECT "odd;name" FROM t;', 'SELECT "odd;name" FROM t'],
+    ['SELECT 1 /* inside */ + 2 -- end', 'SELECT 1 /* inside */ + 2'],
+    ['SELECT 1; SELECT 2', 'SELECT 1; SELECT 2'],
+    ['SELECT 1', 'SELECT 1'],
+    [';', ''],
+  ])('%j becomes %j', (sql, stripped) => {
+    expect(stripTrailingSemicolons(sql)).toBe(stripped);
   });
 });

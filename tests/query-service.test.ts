@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { QUERY_ERRORS, QueryFailure, type QueryErrorCode } from '../query/errors.ts';
 import { createQueryService } from '../query/service.ts';
 import { QueryResultSchema } from '../schemas/query.ts';
@@ -10,7 +10,8 @@ import { TEST_KEYS } from './helpers/queries.ts';
 const config = { ...sampleConfig(), queryKeys: TEST_KEYS, queryTimeoutMs: 4000 };
 const snapshot = loadSnapshot(config.distDir, { budgetBytes: 1 << 20, cacheMaxAge: 0 });
 const index = snapshot.context.index;
-const service = createQueryService({ config, catalog: () => ({ index, baseUrl: 'https://catalog.example.org', buildId: 'test' }) });
+let build = 'test';
+const service = createQueryService({ config, catalog: () => ({ index, baseUrl: 'https://catalog.example.org', buildId: build }) });
 afterAll(() => service.close());
 
 function reference(alias: string, collection: string, dataset: string, file: string) {
@@ -59,6 +60,28 @@ describe('the query service, called without HTTP', () => {
     expect(body.status).toBe(QUERY_ERRORS[code].status);
     expect(body.hint).toBe(QUERY_ERRORS[code].hint);
     expect(body.message).not.toMatch(/\/etc\/passwd|catalog-data|\.parquet|SELECT/);
+  });
+
+  it('makes a tile once for identical queries and concurrent requests, and again after a new build', async () => {
+    const runs = vi.spyOn(service.pool, 'run');
+    const sql = "SELECT name, geometry FROM countries WHERE name < 'M'";
+    const [a, b] = await Promise.all([service.run({ sources: [countries()], sql }), service.run({ sources: [countries()], sql })]);
+    runs.mockClear();
+    const tiles = await Promise.all([
+      service.tile(a.query_id, a.query_token, { z: 1, x: 1, y: 0 }),
+      service.tile(a.query_id, a.query_token, { z: 1, x: 1, y: 0 }),
+      service.tile(b.query_id, b.query_token, { z: 1, x: 1, y: 0 }),
+    ]);
+    expect(runs).toHaveBeenCalledTimes(1);
+    expect(new Set(tiles.map((tile) => tile.etag)).size).toBe(1);
+    expect(tiles[0]!.features).toBeGreaterThan(10);
+    await service.tile(b.query_id, b.query_token, { z: 1, x: 1, y: 0 });
+    expect(runs).toHaveBeenCalledTimes(1);
+    await expect(service.tile(b.query_id, 'not a token', { z: 1, x: 1, y: 0 })).rejects.toBeInstanceOf(QueryFailure);
+    build = 'rebuilt';
+    await service.tile(b.query_id, b.query_token, { z: 1, x: 1, y: 0 });
+    expect(runs).toHaveBeenCalledTimes(2);
+    runs.mockRestore();
   });
 
   it('refuses a tile outside the world of its zoom', async () => {
