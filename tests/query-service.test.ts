@@ -84,6 +84,11 @@ describe('the query service, called without HTTP', () => {
     runs.mockRestore();
   });
 
+  it('runs SQL that ends in a comment holding a semicolon and a dash-dash', async () => {
+    const result = await service.run({ sources: [countries()], sql: 'SELECT name FROM countries ORDER BY name /* note; -- see */', limit: 3 });
+    expect(result.rows).toHaveLength(3);
+  });
+
   it('refuses a tile outside the world of its zoom', async () => {
     const first = await service.run({ sources: [countries()], sql: 'SELECT geometry FROM countries' });
     expect((await failure(service.tile(first.query_id, first.query_token, { z: 1, x: 2, y: 0 }))).body.code).toBe('invalid_tile');
