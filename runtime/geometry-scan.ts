@@ -1,30 +1,57 @@
 import type { DuckDBBlobValue, DuckDBConnection } from '@duckdb/node-api';
 import { encodeWkb, type Geometry } from '../core/geo/wkb.ts';
-import { createExtent, finishExtent, inspectWkb, WKB_TYPE_NAMES, type InvalidReason } from '../core/geo/wkb-inspect.ts';
+import { createExtent, finishExtent, inspectWkb, isProvenValid, WKB_TYPE_NAMES } from '../core/geo/wkb-inspect.ts';
 import { quoteIdentifier } from '../core/sql.ts';
+import type { InvalidGeometryReason } from '../schemas/file-metadata.ts';
+import { loadGeometryValidator, type GeometryValidator } from './geometry-validity.ts';
 
-/** What the geometries of a file are: types, invalid ones by reason, and their extent in the file's own CRS. */
+/** What the geometries of a file are: types, invalid ones by reason, empty ones, and their extent in the file's own CRS. */
 export interface GeometryScan {
   types: Record<string, number>;
+  /** Invalid geometries: malformed WKB, and, when `validity` was asked for, every geometry GEOS calls invalid. */
   invalid: number;
-  reasons: Partial<Record<InvalidReason, number>>;
+  reasons: Partial<Record<InvalidGeometryReason, number>>;
+  /** Geometries with no position; valid by the OGC rules. */
+  empty: number;
   extent: [number, number, number, number] | null;
 }
 
-/** Accumulates inspections into a scan. */
-function createScan() {
+/** Options of a geometry scan. */
+export interface ScanOptions {
+  /** Check every geometry's validity with GEOS (the data dictionary); bounds alone do not need it. */
+  validity?: boolean;
+}
+
+/**
+ * Accumulates inspections into a scan: `add` inspects a geometry and says whether it still needs GEOS's
+ * verdict, which `check` then gets. The common case (a point) stays synchronous.
+ */
+function createScan(options: ScanOptions) {
   const extent = createExtent();
-  const scan: GeometryScan = { types: {}, invalid: 0, reasons: {}, extent: null };
+  const scan: GeometryScan = { types: {}, invalid: 0, reasons: {}, empty: 0, extent: null };
+  let validator: GeometryValidator | undefined;
+  const count = (reason: InvalidGeometryReason) => {
+    scan.invalid++;
+    scan.reasons[reason] = (scan.reasons[reason] ?? 0) + 1;
+  };
   return {
     scan,
-    add(bytes: Uint8Array) {
-      const { type, invalid } = inspectWkb(bytes, extent);
-      const name = WKB_TYPE_NAMES[type] || 'Unknown';
+    add(bytes: Uint8Array): boolean {
+      const inspection = inspectWkb(bytes, extent);
+      const name = WKB_TYPE_NAMES[inspection.type] || 'Unknown';
       scan.types[name] = (scan.types[name] ?? 0) + 1;
-      if (invalid) {
-        scan.invalid++;
-        scan.reasons[invalid] = (scan.reasons[invalid] ?? 0) + 1;
+      if (inspection.empty) scan.empty++;
+      if (inspection.invalid) {
+        count(inspection.invalid);
+        return false;
       }
+      return options.validity === true && !isProvenValid(inspection);
+    },
+    async check(bytes: Uint8Array): Promise<void> {
+      // GEOS is loaded on the first geometry that needs it: a file of points never loads it.
+      validator ??= await loadGeometryValidator();
+      const reason = validator.check(bytes);
+      if (reason) count(reason);
     },
     finish() {
       scan.extent = finishExtent(extent);
@@ -37,21 +64,24 @@ function createScan() {
  * Streams a WKB geometry column out of DuckDB (there is no spatial extension) and inspects every geometry in
  * TypeScript. `expression` yields WKB: the column itself, or `st_asbinary(column)` for a GEOMETRY column.
  */
-export async function scanWkbColumn(connection: DuckDBConnection, relation: string, expression: string): Promise<GeometryScan> {
-  const accumulator = createScan();
+export async function scanWkbColumn(connection: DuckDBConnection, relation: string, expression: string, options: ScanOptions = {}): Promise<GeometryScan> {
+  const accumulator = createScan(options);
   const result = await connection.stream(`SELECT ${expression} FROM ${relation} WHERE ${expression} IS NOT NULL`);
   for (;;) {
     const chunk = await result.fetchChunk();
     if (!chunk || chunk.rowCount === 0) break;
     const vector = chunk.getColumnVector(0);
-    for (let row = 0; row < chunk.rowCount; row++) accumulator.add((vector.getItem(row) as DuckDBBlobValue).bytes);
+    for (let row = 0; row < chunk.rowCount; row++) {
+      const bytes = (vector.getItem(row) as DuckDBBlobValue).bytes;
+      if (accumulator.add(bytes)) await accumulator.check(bytes);
+    }
   }
   return accumulator.finish();
 }
 
 /** Inspects GeoJSON geometries given as JSON text, the way `scanWkbColumn` inspects WKB. */
-export async function scanGeoJsonColumn(connection: DuckDBConnection, relation: string, column: string): Promise<GeometryScan> {
-  const accumulator = createScan();
+export async function scanGeoJsonColumn(connection: DuckDBConnection, relation: string, column: string, options: ScanOptions = {}): Promise<GeometryScan> {
+  const accumulator = createScan(options);
   const text = `${quoteIdentifier(column)}::VARCHAR`;
   const rows = (await connection.runAndReadAll(`SELECT ${text} FROM ${relation} WHERE ${text} IS NOT NULL AND ${text} <> 'null'`)).getRows();
   for (const [text] of rows) {
@@ -61,7 +91,7 @@ export async function scanGeoJsonColumn(connection: DuckDBConnection, relation: 
     } catch {
       bytes = new Uint8Array(0);
     }
-    accumulator.add(bytes);
+    if (accumulator.add(bytes)) await accumulator.check(bytes);
   }
   return accumulator.finish();
 }

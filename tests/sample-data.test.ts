@@ -9,11 +9,15 @@ import { promisify } from 'node:util';
 import { createHash } from 'node:crypto';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { mesh, neighbors } from 'topojson-client';
+import { geoArea } from 'd3-geo';
+import { feature, mesh, neighbors } from 'topojson-client';
 import type { GeometryCollection, Topology } from 'topojson-specification';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { bboxOfGeometry, decodeWkb } from '../core/geo/wkb.ts';
+import type { Geometry, Position } from '../core/geo/wkb.ts';
 import { buildSampleData } from '../scripts/sample-data/build.ts';
+import { findInvalidityReason, loadGeos } from '../scripts/sample-data/geos.ts';
+import { removeRepeatedPositions, signedArea, SLIVER_AREA } from '../scripts/sample-data/rings.ts';
 
 type City = { country: string; featureCode: string; population: number };
 
@@ -34,14 +38,22 @@ function listFiles(dir: string): string[] {
 const NE = 'natural-earth';
 const countPairs = (file: string): number =>
   neighbors(readCollection(file, 'countries').geometries).flatMap((adjacent, i) => adjacent.filter((j) => j > i)).length;
-const countPolygons = (file: string): number =>
-  readCollection(file, 'land').geometries.reduce((sum, g) => sum + (g.type === 'MultiPolygon' ? g.arcs.length : 1), 0);
+const isCollapsed = (ring: Position[]): boolean => {
+  const unique = removeRepeatedPositions(ring);
+  return unique.length < 4 || Math.abs(signedArea(unique)) < SLIVER_AREA;
+};
+const listSolidLandParts = (file: string): number[] => {
+  const land = feature(readTopology(file), readCollection(file, 'land')) as unknown as { features: { geometry: Geometry }[] };
+  const geometry = land.features[0]?.geometry;
+  const polygons = geometry?.type === 'MultiPolygon' ? geometry.coordinates : geometry?.type === 'Polygon' ? [geometry.coordinates] : [];
+  return polygons.flatMap((rings, part) => (isCollapsed(rings[0] ?? []) ? [] : [part]));
+};
 const countMeshLines = (file: string): number => mesh(readTopology(file), readCollection(file, 'land')).coordinates.length;
 
 const expectedCounts: [string, () => number][] = [
   [`${NE}/countries/2.0.2/countries-110m.parquet`, () => readCollection('world-atlas/countries-110m.json', 'countries').geometries.length],
   [`${NE}/countries/1.1.4/countries-50m.parquet`, () => readCollection('world-atlas-1/world/50m.json', 'countries').geometries.length],
-  [`${NE}/land/2.0.2/land-50m.parquet`, () => countPolygons('world-atlas/land-50m.json')],
+  [`${NE}/land/2.0.2/land-50m.parquet`, () => listSolidLandParts('world-atlas/land-50m.json').length],
   [`${NE}/coastlines/2.0.2/coastline-110m.parquet`, () => countMeshLines('world-atlas/land-110m.json')],
   [`${NE}/country-borders/2.0.2/borders-110m.parquet`, () => countPairs('world-atlas/countries-110m.json')],
   ['us-census/us-boundaries/3.0.1/counties.parquet', () => readCollection('us-atlas/counties-10m.json', 'counties').geometries.length],
@@ -65,6 +77,7 @@ beforeAll(async () => {
   await buildSampleData({ outDir, log: () => {} });
   await cli;
   duckdb = await (await DuckDBInstance.create(':memory:')).connect();
+  await loadGeos();
 });
 
 afterAll(() => {
@@ -170,5 +183,78 @@ describe('the world-atlas 1.1.4 join', () => {
       expect(y).toBeGreaterThan((box['ymin'] ?? NaN) - 1);
       expect(y).toBeLessThan((box['ymax'] ?? NaN) + 1);
     }
+  });
+});
+
+async function readGeometries(file: string, label: string): Promise<[string, Geometry][]> {
+  const rows = (await query(`SELECT ${label}::VARCHAR, hex(st_asbinary(geometry)) FROM '${join(outDir, file)}'`)) as [string, string][];
+  return rows.map(([name, wkb]) => [name, decodeWkb(Buffer.from(wkb, 'hex'))]);
+}
+
+function listLines(geometry: Geometry): Position[][] {
+  if (geometry.type === 'LineString') return [geometry.coordinates];
+  if (geometry.type === 'MultiLineString' || geometry.type === 'Polygon') return geometry.coordinates;
+  if (geometry.type === 'MultiPolygon') return geometry.coordinates.flat();
+  return [];
+}
+
+const longestEdge = (geometry: Geometry): number =>
+  Math.max(0, ...listLines(geometry).flatMap((line) => line.slice(1).map((p, i) => Math.abs((p[0] ?? 0) - (line[i]?.[0] ?? 0)))));
+
+const geometryFiles: [string, string, string[]][] = [
+  [`${NE}/countries/2.0.2/countries-110m.parquet`, 'name', ['Sudan']],
+  [`${NE}/countries/2.0.2/countries-50m.parquet`, 'name', []],
+  [`${NE}/countries/2.0.2/countries-10m.parquet`, 'name', ['Vatican']],
+  [`${NE}/countries/1.1.4/countries-110m.parquet`, 'name', []],
+  [`${NE}/countries/1.1.4/countries-50m.parquet`, 'name', []],
+  [`${NE}/land/2.0.2/land-110m.parquet`, 'part', []],
+  [`${NE}/land/2.0.2/land-50m.parquet`, 'part', []],
+  [`${NE}/land/2.0.2/land-10m.parquet`, 'part', []],
+  [`${NE}/coastlines/2.0.2/coastline-110m.parquet`, 'segment', []],
+  [`${NE}/coastlines/2.0.2/coastline-10m.parquet`, 'segment', []],
+  [`${NE}/country-borders/2.0.2/borders-50m.parquet`, 'left_name', []],
+  ['us-census/us-boundaries/3.0.1/states.parquet', 'name', []],
+  ['us-census/us-boundaries/3.0.1/counties.parquet', 'id', ['51610']],
+  ['us-census/us-boundaries/3.0.1/nation.parquet', "'nation'", []],
+];
+
+describe.each(geometryFiles)('the geometries of %s', (file, label, keptInvalid) => {
+  test('have no edge longer than 180° of longitude', async () => {
+    for (const [name, geometry] of await readGeometries(file, label)) expect(longestEdge(geometry), name).toBeLessThanOrEqual(180);
+  });
+
+  test('are valid by GEOS except the upstream examples the catalog documents', async () => {
+    const invalid = (await readGeometries(file, label)).filter(([, geometry]) => findInvalidityReason(geometry) !== null);
+    expect(invalid.map(([name]) => name)).toEqual(keptInvalid);
+  });
+});
+
+describe('the antimeridian cut', () => {
+  const packageAreas = (): Map<string, number> => {
+    const countries = feature(readTopology('world-atlas/countries-110m.json'), readCollection('world-atlas/countries-110m.json', 'countries'));
+    const features = (countries as unknown as { features: { properties: { name: string }; geometry: object }[] }).features;
+    return new Map(features.map((f) => [f.properties.name, geoArea(f.geometry as Parameters<typeof geoArea>[0])]));
+  };
+
+  test.each(['Fiji', 'Russia', 'Antarctica'])('leaves %s covering the same area of the sphere as in world-atlas', async (name) => {
+    const rows = await readGeometries(`${NE}/countries/2.0.2/countries-110m.parquet`, 'name');
+    const geometry = rows.find(([row]) => row === name)?.[1] as Geometry;
+    const area = geoArea(geometry as Parameters<typeof geoArea>[0]);
+    expect(area / (packageAreas().get(name) ?? NaN)).toBeCloseTo(1, 4);
+    expect(bboxOfGeometry(geometry)?.[0]).toBe(-180);
+    expect(bboxOfGeometry(geometry)?.[2]).toBe(180);
+  });
+
+  test('closes Antarctica along the south pole', async () => {
+    const rows = await readGeometries(`${NE}/countries/2.0.2/countries-110m.parquet`, 'name');
+    const antarctica = rows.find(([name]) => name === 'Antarctica')?.[1] as Geometry;
+    expect(bboxOfGeometry(antarctica)?.[1]).toBe(-90);
+  });
+});
+
+describe('the land files', () => {
+  test.each(['110m', '50m', '10m'])('keep at %s every package polygon that does not collapse, under its source index', async (scale) => {
+    const parts = (await query(`SELECT part FROM '${join(outDir, `${NE}/land/2.0.2/land-${scale}.parquet`)}' ORDER BY part`)) as [number][];
+    expect(parts.map(([part]) => part)).toEqual(listSolidLandParts(`world-atlas/land-${scale}.json`));
   });
 });

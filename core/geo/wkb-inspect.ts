@@ -1,6 +1,8 @@
 /**
- * Validity and extent of WKB geometries for the data dictionary and query bounds, read through the shared
- * reader of `wkb-reader.ts` without building GeoJSON objects.
+ * Types and extent of WKB geometries for the data dictionary and query bounds, read through the shared reader
+ * of `wkb-reader.ts` without building GeoJSON objects. Validity is not judged here (DESIGN.md decision 11):
+ * this pass only tells which geometries it could not read at all, and which are points it has proven valid,
+ * so that `runtime/geometry-validity.ts` (GEOS) need not be asked about them.
  */
 import {
   claimPosition,
@@ -19,15 +21,19 @@ import {
 
 export { WKB_TYPE_NAMES } from './wkb-reader.ts';
 
-/** Why a geometry is invalid; see README "Data dictionary". */
-export type InvalidReason = 'malformed' | 'non-finite' | 'too-few-points' | 'unclosed-ring' | 'empty';
-
-/** The outcome of inspecting one geometry. */
+/** The outcome of inspecting one geometry. Flags are absent, not false, when they do not apply. */
 export interface WkbInspection {
   /** Base type code 1–7, or 0 when the bytes could not be read. */
   type: number;
-  /** The first problem found, or undefined for a valid geometry. */
-  invalid: InvalidReason | undefined;
+  /**
+   * `malformed` (an `InvalidGeometryReason` of schemas/file-metadata.ts) when the bytes are not one whole WKB
+   * geometry, trailing bytes included; else undefined.
+   */
+  invalid: 'malformed' | undefined;
+  /** A coordinate is NaN or infinite (other than an empty point's NaN NaN): for the validity library to name. */
+  nonFinite?: true;
+  /** The geometry has no position: an empty point (NaN NaN), line or polygon, or a collection of empties only. */
+  empty?: true;
 }
 
 /** A running extent: [xmin, ymin, xmax, ymax], starting at ±Infinity. */
@@ -40,26 +46,26 @@ export function createExtent(): Extent {
 
 // One reader and one running state for every call: inspection is synchronous and never re-entered.
 const reader = createWkbReader();
-const state: { extent: Extent; invalid: InvalidReason | undefined } = { extent: createExtent(), invalid: undefined };
+const state = { extent: createExtent(), nonFinite: false };
 
 /**
- * Reads a WKB geometry without building objects: tells its type, whether it is valid, and grows `extent` by
- * its finite coordinates. Invalid means: malformed bytes (see `readWkbHeader`, and trailing bytes); a
- * non-finite coordinate; a line with fewer than two points or a ring with fewer than four; a ring whose last
- * point differs from its first; or an empty geometry, whole or as a part of a multi-geometry (an empty point
- * is NaN, NaN). Self-intersections are not checked. Z and M values (ISO codes 1000–3999 and the EWKB flags)
- * are skipped.
+ * Reads a WKB geometry without building objects: tells its type, whether the bytes were readable (see
+ * `readWkbHeader`; trailing bytes count as malformed), whether it is empty and whether a coordinate is not
+ * finite, and grows `extent` by its finite coordinates. Z and M values (ISO codes 1000–3999 and the EWKB
+ * flags) are skipped.
  */
 export function inspectWkb(bytes: Uint8Array, extent: Extent): WkbInspection {
   openWkb(reader, bytes);
   state.extent = extent;
-  state.invalid = undefined;
+  state.nonFinite = false;
   try {
     const type = readWkbHeader(reader, 0, 0);
-    if (readBody(type, 0)) flag('empty');
+    const empty = readBody(type, 0);
     // The geometry itself was read, so its type is still worth counting.
-    if (!isWkbEnd(reader)) flag('malformed');
-    return { type, invalid: state.invalid };
+    const inspection: WkbInspection = { type, invalid: isWkbEnd(reader) ? undefined : 'malformed' };
+    if (state.nonFinite) inspection.nonFinite = true;
+    if (empty) inspection.empty = true;
+    return inspection;
   } catch (error) {
     if (error instanceof WkbError) return { type: 0, invalid: 'malformed' };
     throw error;
@@ -68,11 +74,15 @@ export function inspectWkb(bytes: Uint8Array, extent: Extent): WkbInspection {
   }
 }
 
-function flag(reason: InvalidReason): void {
-  state.invalid ??= reason;
+/**
+ * Whether an inspected geometry is valid by the OGC rules without asking a geometry library: a readable
+ * Point or MultiPoint with finite coordinates (the only rule GEOS and JTS apply to points).
+ */
+export function isProvenValid(inspection: WkbInspection): boolean {
+  return (inspection.type === 1 || inspection.type === 4) && inspection.invalid === undefined && inspection.nonFinite === undefined;
 }
 
-/** Reads what follows a header of base type `type`; returns whether the geometry is empty. */
+/** Reads what follows a header of base type `type`; returns whether the geometry is empty (as GEOS's `isEmpty`). */
 function readBody(type: number, depth: number): boolean {
   switch (type) {
     case 1: {
@@ -85,68 +95,53 @@ function readBody(type: number, depth: number): boolean {
     }
     case 2: {
       const count = readPositionCount(reader);
-      if (count === 1) flag('too-few-points');
       readPoints(count);
       return count === 0;
     }
     case 3: {
       const rings = readRingCount(reader);
+      let shell = 0;
       for (let ring = 0; ring < rings; ring++) {
         const count = readPositionCount(reader);
-        if (count > 0 && count < 4) flag('too-few-points');
-        const closed = readPoints(count);
-        if (count >= 2 && !closed) flag('unclosed-ring');
-        if (count === 0) flag('empty');
+        if (ring === 0) shell = count;
+        readPoints(count);
       }
-      return rings === 0;
+      return shell === 0;
     }
     default: {
       const parts = readPartCount(reader);
+      let empty = true;
       for (let part = 0; part < parts; part++) {
-        if (readBody(readWkbHeader(reader, depth + 1, type), depth + 1)) flag('empty');
+        if (!readBody(readWkbHeader(reader, depth + 1, type), depth + 1)) empty = false;
       }
-      return parts === 0;
+      return empty;
     }
   }
 }
 
-/** Reads `count` positions, already bounds-checked by their count, into the extent; true when the first finite one equals the last. */
-function readPoints(count: number): boolean {
+/** Reads `count` positions, already bounds-checked by their count, into the extent. */
+function readPoints(count: number): void {
   const { littleEndian, stride } = reader;
   const view = viewWkb(reader);
   let offset = reader.offset;
-  let firstX = 0;
-  let firstY = 0;
-  let lastX = 0;
-  let lastY = 0;
   for (let index = 0; index < count; index++) {
-    const x = view.getFloat64(offset, littleEndian);
-    const y = view.getFloat64(offset + 8, littleEndian);
+    addPosition(view.getFloat64(offset, littleEndian), view.getFloat64(offset + 8, littleEndian));
     offset += stride;
-    if (!addPosition(x, y)) continue;
-    if (index === 0) {
-      firstX = x;
-      firstY = y;
-    }
-    lastX = x;
-    lastY = y;
   }
   reader.offset = offset;
-  return firstX === lastX && firstY === lastY;
 }
 
-/** Grows the extent by a finite position; flags and skips a non-finite one, returning false. */
-function addPosition(x: number, y: number): boolean {
+/** Grows the extent by a finite position; notes and skips a non-finite one. */
+function addPosition(x: number, y: number): void {
   if (!Number.isFinite(x) || !Number.isFinite(y)) {
-    flag('non-finite');
-    return false;
+    state.nonFinite = true;
+    return;
   }
   const { extent } = state;
   if (x < extent[0]) extent[0] = x;
   if (y < extent[1]) extent[1] = y;
   if (x > extent[2]) extent[2] = x;
   if (y > extent[3]) extent[3] = y;
-  return true;
 }
 
 /** The extent, or null when it never grew (no finite coordinate seen). */

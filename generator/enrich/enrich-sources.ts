@@ -4,7 +4,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { hash } from 'node:crypto';
 import type { CatalogModel, FileModel, SourceModel } from '../../core/model.ts';
 import type { ColumnSchema } from '../../schemas/column.ts';
-import type { FileMetadata } from '../../schemas/file-metadata.ts';
+import type { FileMetadata, InvalidGeometryReason } from '../../schemas/file-metadata.ts';
 import type { BuildIssue } from '../errors.ts';
 import type { FileOrigin, LocalDataFile } from '../model/build-model.ts';
 import { DataCache } from './data-cache.ts';
@@ -42,7 +42,8 @@ interface Target {
 
 /**
  * Fills source metadata from the data files: size for every local file, and for GeoParquet and GeoJSON the
- * feature count, geometry types, invalid geometries, WGS84 bounds and a data dictionary of every column.
+ * feature count, geometry types, invalid geometries by reason (GEOS), empty geometries, WGS84 bounds and a
+ * data dictionary of every column.
  * Facts are cached by the file's content hash, so an unchanged file is not read again, and DuckDB is not
  * even started when every file is cached.
  */
@@ -97,11 +98,12 @@ export async function enrichSources(model: CatalogModel, localFiles: LocalDataFi
 
 /**
  * The quality rule, documented in the README: a file passes when it has at least one feature, a geometry
- * column, no null and no invalid geometries, and WGS84 bounds inside [-180, -90, 180, 90].
+ * column, no null, empty or invalid geometry (invalid as GEOS judges it), and WGS84 bounds inside
+ * [-180, -90, 180, 90].
  */
 export function passesQualityCheck(facts: DataFacts): boolean {
   const geometry = facts.geometry;
-  if (facts.rows === 0 || !geometry || geometry.invalid > 0 || geometry.nulls > 0 || !geometry.bounds) return false;
+  if (facts.rows === 0 || !geometry || geometry.invalid > 0 || geometry.empty > 0 || geometry.nulls > 0 || !geometry.bounds) return false;
   const [west, south, east, north] = geometry.bounds;
   return west >= -180 && south >= -90 && east <= 180 && north <= 90;
 }
@@ -118,6 +120,8 @@ function applyFacts(metadata: FileMetadata, facts: DataFacts, file: FileModel): 
   metadata.bounds = geometry?.bounds ?? null;
   metadata.geometry_type = types.length === 0 ? null : types.join(', ');
   metadata.invalid_geometry_count = geometry ? geometry.invalid : null;
+  metadata.invalid_geometry_reasons = geometry ? sortReasons(geometry.reasons) : null;
+  metadata.empty_geometry_count = geometry ? geometry.empty : null;
   metadata.quality_check_passed = passesQualityCheck(facts);
   metadata.columns_hash = hashColumns(facts.columns.map((column) => ({ name: column.name, type: column.duckdbType })));
   metadata.columns = facts.columns.map((column): ColumnSchema => ({
@@ -133,6 +137,11 @@ function applyFacts(metadata: FileMetadata, facts: DataFacts, file: FileModel): 
     length: column.length,
     possible_values: column.possible,
   }));
+}
+
+/** Reasons with their keys sorted, so the documents do not depend on which invalid geometry came first. */
+function sortReasons(reasons: Partial<Record<InvalidGeometryReason, number>>): Partial<Record<InvalidGeometryReason, number>> {
+  return Object.fromEntries(Object.entries(reasons).sort(([a], [b]) => (a < b ? -1 : 1)));
 }
 
 function groupTargets(model: CatalogModel, localFiles: LocalDataFile[], dataDir: string): Target[] {

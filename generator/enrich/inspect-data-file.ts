@@ -1,12 +1,15 @@
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { isLonLat, reprojectBounds, resolveCrs } from '../../core/geo/crs.ts';
-import type { InvalidReason } from '../../core/geo/wkb-inspect.ts';
 import { quoteIdentifier, quoteLiteral } from '../../core/sql.ts';
+import type { InvalidGeometryReason } from '../../schemas/file-metadata.ts';
 import { computeColumnStats, type ColumnFacts } from './column-stats.ts';
 import { scanGeoJsonColumn, scanWkbColumn, type GeometryScan } from '../../runtime/geometry-scan.ts';
 
-/** Bumped whenever inspection returns something different for the same file; older cache entries are dropped. */
-export const DATA_FACTS_VERSION = 2;
+/**
+ * Bumped whenever inspection returns something different for the same file; older cache entries are dropped.
+ * 3: validity by GEOS, reasons named after its error types, empty geometries counted apart.
+ */
+export const DATA_FACTS_VERSION = 3;
 
 /** Everything the build learns from one data file. Cached by the file's content hash. */
 export interface DataFacts {
@@ -15,8 +18,12 @@ export interface DataFacts {
   geometry: {
     column: string;
     types: Record<string, number>;
+    /** Geometries GEOS calls invalid, or malformed WKB. */
     invalid: number;
-    reasons: Partial<Record<InvalidReason, number>>;
+    /** `invalid` by reason; the counts add up to it. */
+    reasons: Partial<Record<InvalidGeometryReason, number>>;
+    /** Geometries with no position (valid by the OGC rules). */
+    empty: number;
     nulls: number;
     /** WGS84 extent, reprojected when the file's CRS is not longitude/latitude; null when unknown. */
     bounds: [number, number, number, number] | null;
@@ -48,12 +55,12 @@ function finishGeometry(scan: GeometryScan, column: string, rows: number, crs: s
     bounds = reprojectBounds(bounds, crs);
   }
   const counted = Object.values(scan.types).reduce((sum, count) => sum + count, 0);
-  return { column, types: scan.types, invalid: scan.invalid, reasons: scan.reasons, nulls: rows - counted, bounds, crs };
+  return { column, types: scan.types, invalid: scan.invalid, reasons: scan.reasons, empty: scan.empty, nulls: rows - counted, bounds, crs };
 }
 
 /**
  * Inspects a GeoParquet file: its GeoParquet metadata (primary column, CRS), column statistics, and every
- * geometry (types, validity, extent), the extent reprojected to WGS84 when the file's CRS needs it.
+ * geometry (types, validity by GEOS, extent), the extent reprojected to WGS84 when the file's CRS needs it.
  */
 export async function inspectGeoParquet(instance: DuckDBInstance, path: string): Promise<DataFacts> {
   const connection = await instance.connect();
@@ -90,7 +97,7 @@ async function inspectGeoParquetWith(connection: DuckDBConnection, second: DuckD
   // Geometries are inspected in JavaScript while DuckDB computes the column statistics on a second connection.
   const [statistics, scan] = await Promise.all([
     computeColumnStats(second, RELATION, columns, rows, primary),
-    scanWkbColumn(connection, RELATION, expression),
+    scanWkbColumn(connection, RELATION, expression, { validity: true }),
   ]);
   const facts: DataFacts = { rows, columns: statistics, geometry: null, warnings: [] };
   facts.geometry = finishGeometry(scan, primary, rows, crs, facts.warnings);
@@ -118,6 +125,6 @@ async function inspectGeoJsonWith(connection: DuckDBConnection, path: string): P
   const rows = Number((await connection.runAndReadAll(`SELECT count(*) AS n FROM ${RELATION}`)).getRowObjects()[0]?.n ?? 0);
   const columns = await describe(connection);
   const facts: DataFacts = { rows, columns: await computeColumnStats(connection, RELATION, columns, rows, 'geometry'), geometry: null, warnings: [] };
-  facts.geometry = finishGeometry(await scanGeoJsonColumn(connection, RELATION, 'geometry'), 'geometry', rows, 'OGC:CRS84', facts.warnings);
+  facts.geometry = finishGeometry(await scanGeoJsonColumn(connection, RELATION, 'geometry', { validity: true }), 'geometry', rows, 'OGC:CRS84', facts.warnings);
   return facts;
 }

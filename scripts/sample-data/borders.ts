@@ -4,6 +4,7 @@
  */
 import type { Topology } from 'topojson-specification';
 import { meshSharedBorders, readName, readFeatures } from './topology.ts';
+import { repairTable } from './repair.ts';
 import { createTable } from './table.ts';
 import type { ColumnSpec, FeatureTable } from './table.ts';
 
@@ -27,6 +28,7 @@ export function compareSides(a: BorderSide, b: BorderSide): number {
  * One row per pair of neighbouring features of `collection`, with the
  * MultiLineString they share. The side that sorts first is on the left, and
  * rows are sorted by (left, right), so the order does not depend on the source.
+ * The lines go through the geometry pass of repair.ts.
  */
 export function buildBorderTable(topology: Topology, collection: string, columns: BorderColumns): FeatureTable {
   const features = readFeatures(topology, collection);
@@ -40,8 +42,9 @@ export function buildBorderTable(topology: Topology, collection: string, columns
     return { left, right, geometry: border.geometry };
   });
   rows.sort((a, b) => compareSides(a.left, b.left) || compareSides(a.right, b.right));
-  return createTable(
+  const table = createTable(
     columns,
     rows.map((row) => ({ values: [row.left.id, row.left.name, row.right.id, row.right.name], geometry: row.geometry })),
   );
+  return repairTable(table, { label: (row) => `${row.values[1]}–${row.values[3]}` });
 }

@@ -12,6 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatGeoJson } from './geojson.ts';
 import { writeGeoPackage } from './geopackage.ts';
+import { loadGeos } from './geos.ts';
 import { openDuckDb, readGeoParquetSummary, writeGeoParquet } from './geoparquet.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { listOutputs, US_ATLAS_RELEASE_DATE } from './outputs.ts';
@@ -55,6 +56,7 @@ function formatLine(path: string, features: number, bytes: number): string {
 export async function buildSampleData(options: BuildOptions): Promise<WrittenFile[]> {
   const log = options.log ?? console.log;
   const outputs = listOutputs().filter((output) => options.only?.(output.path) ?? true);
+  await loadGeos();
   const connection = await openDuckDb();
   const written: WrittenFile[] = [];
   try {

