@@ -39,6 +39,7 @@ export const SchemaSummarySchema = z
     geometryType: z.string().nullable(),
     invalidGeometryCount: z.number().nullable(),
     qualityCheckPassed: z.boolean().nullable(),
+    invalidGeometryReasons: FileMetadataSchema.shape.invalid_geometry_reasons,
     columnsHash: z.string().nullable(),
   })
   .meta({ id: 'SchemaSummary' });

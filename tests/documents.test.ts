@@ -78,3 +78,16 @@ describe('every generated API document', () => {
     }
   });
 });
+
+describe('the schema route summary', () => {
+  it('names why geometries are invalid, as the source metadata does, adding up to the invalid count', async () => {
+    const key = 'api/collections/natural-earth/datasets/countries/files/countries-110m/schema/index.json';
+    const body = DatasetFileSchemaResponseSchema.parse(JSON.parse(await readFile(join(sampleConfig().distDir, key), 'utf8')));
+    const summary = body.schema!.summary;
+    expect(summary.invalidGeometryReasons).toEqual(body.schema!.source_metadata!.invalid_geometry_reasons);
+    const total = Object.values(summary.invalidGeometryReasons ?? {}).reduce((sum, count) => sum + (count ?? 0), 0);
+    expect(total).toBe(summary.invalidGeometryCount);
+    expect(summary.invalidGeometryCount).toBeGreaterThan(0);
+    expect(summary.qualityCheckPassed).toBe(false);
+  });
+});

@@ -137,6 +137,7 @@ function renderSchemaObject(
       geometryType: metadata?.geometry_type ?? null,
       invalidGeometryCount: metadata?.invalid_geometry_count ?? null,
       qualityCheckPassed: metadata?.quality_check_passed ?? null,
+      ...(metadata?.invalid_geometry_reasons === undefined ? {} : { invalidGeometryReasons: metadata.invalid_geometry_reasons }),
       columnsHash: metadata?.columns_hash ?? null,
     },
     columns,
