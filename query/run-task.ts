@@ -3,7 +3,8 @@ import type { DuckDBConnection, DuckDBType } from '@duckdb/node-api';
 import proj4 from 'proj4';
 import { encodeWkb } from '../core/geo/wkb.ts';
 import { scanWkbColumn } from '../runtime/geometry-scan.ts';
-import { DEFAULT_TILE_BUFFER, encodeTile, tileBounds, type TileFeature } from '../core/geo/mvt.ts';
+import { createExtent, finishLonLatExtent, growExtent } from '../core/geo/wkb-inspect.ts';
+import { DEFAULT_TILE_BUFFER, encodeTile, tileBounds, tileWrapBounds, type TileFeature } from '../core/geo/mvt.ts';
 import { logicalType, quoteIdentifier } from '../core/sql.ts';
 import { queryFailure } from './errors.ts';
 import type { BoundsValue, PageValue, QueryTask, TileBatchTask, TileValue } from './protocol.ts';
@@ -108,27 +109,53 @@ function columnType(type: DuckDBType, isGeometry: boolean): string {
 }
 
 /**
- * The WGS84 extent of the whole result: from the GeoParquet bbox covering when the result carries it (an
- * aggregate, no geometry decoded), otherwise by streaming every geometry and decoding its WKB.
+ * The WGS84 extent of the whole result, west > east when it straddles ±180° (`core/geo/lon-extent.ts`): from
+ * the GeoParquet bbox covering when the result carries it, otherwise by streaming every geometry and
+ * decoding its WKB part by part.
  */
 export async function runBounds(connection: DuckDBConnection, task: Extract<QueryTask, { kind: 'bounds' }>, isInterrupted: () => boolean): Promise<BoundsValue> {
   const shape = await describeResult(connection, task.sql, task.geometryColumn);
   if (!shape.geometry) throw queryFailure('no_geometry');
-  let bounds: [number, number, number, number] | null;
-  if (shape.hasBbox) {
-    const row = (await connection.runAndReadAll(`SELECT min(bbox.xmin), min(bbox.ymin), max(bbox.xmax), max(bbox.ymax) FROM ${subquery(task.sql)}`)).getRows()[0] ?? [];
-    bounds = row.every((value) => typeof value === 'number' && Number.isFinite(value)) ? (row as [number, number, number, number]) : null;
-  } else {
-    bounds = (await scanWkbColumn(connection, subquery(task.sql), wkbExpression(shape))).extent;
-  }
+  const bounds = shape.hasBbox
+    ? await readCoveringBounds(connection, task.sql, shape, isInterrupted)
+    : (await scanWkbColumn(connection, subquery(task.sql), wkbExpression(shape))).lonLatExtent;
   if (isInterrupted()) throw queryFailure('query_timeout');
   if (!bounds) throw queryFailure('empty_result');
   return { bounds };
 }
 
 /**
+ * A row whose bbox does not span 0–180° eastward: a geometry cut at the antimeridian carries -180…180, and a
+ * writer may give one that crosses it xmin > xmax.
+ */
+const WIDE_BBOX = '(bbox.xmax - bbox.xmin) NOT BETWEEN 0 AND 180';
+
+/**
+ * Bounds from the bbox covering. Rows of a narrow bbox are one interval each, gathered by an aggregate per 1°
+ * of their west edge (at most 361 groups). That gives the box decoding would: only a gap wider than 180°
+ * makes a box cross (`lon-extent.ts`), and none fits inside a row narrower than that, or inside the first
+ * degree of a group. Rows of a wide bbox are decoded part by part, so that Fiji's halves on either side of
+ * ±180° do not make the world; a result without them reads no geometry.
+ */
+async function readCoveringBounds(connection: DuckDBConnection, sql: string, shape: ResultShape, isInterrupted: () => boolean): Promise<[number, number, number, number] | null> {
+  const groups = (await connection.runAndReadAll(
+    `SELECT ${WIDE_BBOX}, min(bbox.xmin), min(bbox.ymin), max(bbox.xmax), max(bbox.ymax) FROM ${subquery(sql)} GROUP BY ${WIDE_BBOX}, floor(bbox.xmin)`,
+  )).getRows();
+  const extent = createExtent();
+  let wide = false;
+  for (const [isWide, ...box] of groups) {
+    if (isWide === true) wide = true;
+    else if (isWide === false && box.every((value) => typeof value === 'number' && Number.isFinite(value))) growExtent(extent, ...(box as [number, number, number, number]));
+  }
+  if (!wide) return finishLonLatExtent(extent);
+  if (isInterrupted()) throw queryFailure('query_timeout');
+  return (await scanWkbColumn(connection, `(SELECT * FROM ${subquery(sql)} WHERE ${WIDE_BBOX}) AS __geoshelf_wide`, wkbExpression(shape), { extent })).lonLatExtent;
+}
+
+/**
  * The vector tile z/x/y of the result: the rows whose geometry may meet the tile (by the bbox covering when
- * present, else by `st_intersects_extent`), at most the tile cap, encoded as MVT with their scalar columns.
+ * present, else by `st_intersects_extent`), and for a tile at the world's west or east edge the rows within
+ * its buffer across ±180°, at most the tile cap, encoded as MVT with their scalar columns.
  */
 export async function runTile(connection: DuckDBConnection, task: Extract<QueryTask, { kind: 'tile' }>, isInterrupted: () => boolean): Promise<TileValue> {
   const query = await prepareTiles(connection, task);
@@ -180,16 +207,24 @@ async function prepareTiles(connection: DuckDBConnection, task: Extract<QueryTas
   };
 }
 
-/** The WGS84 envelope of a tile with its buffer. */
-function tileEnvelope(z: number, x: number, y: number): Envelope {
-  const [west, south, east, north] = tileBounds(z, x, y, DEFAULT_TILE_BUFFER);
+/**
+ * The WGS84 envelope of a tile with its buffer, then, for a tile at the world's west or east edge, the
+ * envelopes of what the encoder draws into it from across ±180° (`tileWrapBounds`).
+ */
+function tileEnvelopes(z: number, x: number, y: number): Envelope[] {
   // The encoder pins latitudes beyond Web Mercator's ±85.05° to the world's edge, so edge tiles must fetch them.
-  return [west, y === 2 ** z - 1 ? -90 : south, east, y === 0 ? 90 : north];
+  const reach = ([west, south, east, north]: Envelope): Envelope => [west, y === 2 ** z - 1 ? -90 : south, east, y === 0 ? 90 : north];
+  return [tileBounds(z, x, y, DEFAULT_TILE_BUFFER), ...tileWrapBounds(z, x, y, DEFAULT_TILE_BUFFER)].map(reach);
+}
+
+/** The SQL test that a row meets any of the envelopes. */
+function meetsAny(query: TileQuery, envelopes: Envelope[]): string {
+  return envelopes.length === 1 ? query.meets(envelopes[0]!) : `(${envelopes.map((envelope) => query.meets(envelope)).join(' OR ')})`;
 }
 
 async function readTile(connection: DuckDBConnection, query: TileQuery, z: number, x: number, y: number, isInterrupted: () => boolean): Promise<TileValue> {
   const limit = query.maxFeatures + 1;
-  const reader = await connection.streamAndReadUntil(`SELECT ${query.select} FROM ${query.sql} WHERE ${query.meets(tileEnvelope(z, x, y))} LIMIT ${limit}`, limit);
+  const reader = await connection.streamAndReadUntil(`SELECT ${query.select} FROM ${query.sql} WHERE ${meetsAny(query, tileEnvelopes(z, x, y))} LIMIT ${limit}`, limit);
   if (isInterrupted()) throw queryFailure('query_timeout');
   const converter = createValueConverter();
   return encodeRows(query, reader.getRows().map((values) => toFeature(query, converter, values, 0)), z, x, y);
@@ -197,12 +232,15 @@ async function readTile(connection: DuckDBConnection, query: TileQuery, z: numbe
 
 /** Tiles of one group from one scan; undefined when the scan passes the row budget (read them one by one). */
 async function readTileGroup(connection: DuckDBConnection, query: TileQuery, z: number, tiles: { x: number; y: number }[], isInterrupted: () => boolean): Promise<TileValue[] | undefined> {
-  const envelopes = tiles.map(({ x, y }) => tileEnvelope(z, x, y));
-  const joint: Envelope = [Math.min(...envelopes.map((e) => e[0])), Math.min(...envelopes.map((e) => e[1])), Math.max(...envelopes.map((e) => e[2])), Math.max(...envelopes.map((e) => e[3]))];
-  const marks = envelopes.map((envelope, bit) => `CASE WHEN ${query.meets(envelope)} THEN ${2 ** bit} ELSE 0 END`).join(' + ');
+  const envelopes = tiles.map(({ x, y }) => tileEnvelopes(z, x, y));
+  const own = envelopes.map(([envelope]) => envelope!);
+  const joint: Envelope = [Math.min(...own.map((e) => e[0])), Math.min(...own.map((e) => e[1])), Math.max(...own.map((e) => e[2])), Math.max(...own.map((e) => e[3]))];
+  // Rows across ±180° that edge tiles draw shifted by 360° lie outside the joint envelope: ask for them too.
+  const scan = meetsAny(query, [joint, ...envelopes.flatMap((tile) => tile.slice(1))]);
+  const marks = envelopes.map((tile, bit) => `CASE WHEN ${meetsAny(query, tile)} THEN ${2 ** bit} ELSE 0 END`).join(' + ');
   const budget = (query.maxFeatures + 1) * GROUP_ROW_TILES;
   const reader = await connection.streamAndReadUntil(
-    `SELECT * FROM (SELECT ${marks} AS __tiles, ${query.select} FROM ${query.sql} WHERE ${query.meets(joint)}) WHERE __tiles <> 0 LIMIT ${budget + 1}`,
+    `SELECT * FROM (SELECT ${marks} AS __tiles, ${query.select} FROM ${query.sql} WHERE ${scan}) WHERE __tiles <> 0 LIMIT ${budget + 1}`,
     budget + 1,
   );
   if (isInterrupted()) throw queryFailure('query_timeout');

@@ -1,11 +1,11 @@
 import type { DuckDBBlobValue, DuckDBConnection } from '@duckdb/node-api';
 import { encodeWkb, type Geometry } from '../core/geo/wkb.ts';
-import { createExtent, finishExtent, inspectWkb, isProvenValid, WKB_TYPE_NAMES } from '../core/geo/wkb-inspect.ts';
+import { createExtent, finishExtent, finishLonLatExtent, inspectWkb, isProvenValid, WKB_TYPE_NAMES, type Extent } from '../core/geo/wkb-inspect.ts';
 import { quoteIdentifier } from '../core/sql.ts';
 import type { InvalidGeometryReason } from '../schemas/file-metadata.ts';
 import { loadGeometryValidator, type GeometryValidator } from './geometry-validity.ts';
 
-/** What the geometries of a file are: types, invalid ones by reason, empty ones, and their extent in the file's own CRS. */
+/** What the geometries of a file are: types, invalid ones by reason, empty ones, and their extent. */
 export interface GeometryScan {
   types: Record<string, number>;
   /** Invalid geometries: malformed WKB, and, when `validity` was asked for, every geometry GEOS calls invalid. */
@@ -13,13 +13,21 @@ export interface GeometryScan {
   reasons: Partial<Record<InvalidGeometryReason, number>>;
   /** Geometries with no position; valid by the OGC rules. */
   empty: number;
+  /** The planar extent [xmin, ymin, xmax, ymax] in the file's own CRS; null when no finite coordinate was seen. */
   extent: [number, number, number, number] | null;
+  /**
+   * The extent read as longitude/latitude [west, south, east, north], west > east when the geometries straddle
+   * ±180° (`finishLonLatExtent`); only meaningful when the CRS is longitude/latitude.
+   */
+  lonLatExtent: [number, number, number, number] | null;
 }
 
 /** Options of a geometry scan. */
 export interface ScanOptions {
   /** Check every geometry's validity with GEOS (the data dictionary); bounds alone do not need it. */
   validity?: boolean;
+  /** An extent to grow instead of a new one, e.g. already holding the rows a bbox covering answered for. */
+  extent?: Extent;
 }
 
 /**
@@ -27,8 +35,8 @@ export interface ScanOptions {
  * verdict, which `check` then gets. The common case (a point) stays synchronous.
  */
 function createScan(options: ScanOptions) {
-  const extent = createExtent();
-  const scan: GeometryScan = { types: {}, invalid: 0, reasons: {}, empty: 0, extent: null };
+  const extent = options.extent ?? createExtent();
+  const scan: GeometryScan = { types: {}, invalid: 0, reasons: {}, empty: 0, extent: null, lonLatExtent: null };
   let validator: GeometryValidator | undefined;
   const count = (reason: InvalidGeometryReason) => {
     scan.invalid++;
@@ -55,6 +63,7 @@ function createScan(options: ScanOptions) {
     },
     finish() {
       scan.extent = finishExtent(extent);
+      scan.lonLatExtent = finishLonLatExtent(extent);
       return scan;
     },
   };

@@ -39,7 +39,7 @@ export const FileMetadataSchema = z
       .tuple([z.number(), z.number(), z.number(), z.number()])
       .nullable()
       .optional()
-      .describe('WGS84 extent: [west, south, east, north].'),
+      .describe('WGS84 extent: [west, south, east, north]. West is greater than east when the data crosses the antimeridian and fits in less than half the globe (RFC 7946 §5.2, as STAC).'),
     geometry_type: z.string().nullable().optional().describe('Geometry type of the primary geometry column.'),
     invalid_geometry_count: z.number().nullable().optional().describe('Features whose geometry is invalid by the OGC Simple Features rules, as GEOS checks them, or is malformed WKB.'),
     invalid_geometry_reasons: z

@@ -94,7 +94,10 @@ export const QueryResultSchema = z
 
 /** Body of `GET /api/queries/{query_id}/bounds`. */
 export const QueryBoundsSchema = z
-  .strictObject({ bounds: z.tuple([z.number(), z.number(), z.number(), z.number()]) })
+  .strictObject({
+    bounds: z.tuple([z.number(), z.number(), z.number(), z.number()])
+      .describe('WGS84 [west, south, east, north]; west > east when the result crosses the antimeridian (RFC 7946 §5.2): add 360 to east for fitBounds.'),
+  })
   .meta({ id: 'QueryBounds' });
 
 /** Error body of query routes. */

@@ -26,15 +26,15 @@ describe('file values of the sample data', () => {
     expect((await schemaOf('geonames', 'cities', 'cities-1000')).schema.summary.featureCount).toBe(cities.length);
   });
 
-  it('give bounds equal to the extent of the package\'s own coordinates', async () => {
+  it('give bounds equal to the extent of the package\'s own coordinates, from Guam east across ±180° to the Virgin Islands', async () => {
     const us = JSON.parse(await readFile(join(ROOT, 'node_modules/us-atlas/counties-10m.json'), 'utf8'));
     const counties = feature(us, us.objects.counties) as unknown as { features: { geometry: { coordinates: unknown } }[] };
     const extent = [Infinity, Infinity, -Infinity, -Infinity];
     const visit = (value: unknown): void => {
       if (Array.isArray(value) && typeof value[0] === 'number') {
-        extent[0] = Math.min(extent[0]!, value[0]);
+        if (value[0] >= 0) extent[0] = Math.min(extent[0]!, value[0]);
         extent[1] = Math.min(extent[1]!, value[1] as number);
-        extent[2] = Math.max(extent[2]!, value[0]);
+        if (value[0] < 0) extent[2] = Math.max(extent[2]!, value[0]);
         extent[3] = Math.max(extent[3]!, value[1] as number);
       } else if (Array.isArray(value)) value.forEach(visit);
     };

@@ -18,6 +18,7 @@ import {
   viewWkb,
   WkbError,
 } from './wkb-reader.ts';
+import { addLongitude, addLonInterval, createLonExtent, finishLonExtent, type LonExtent } from './lon-extent.ts';
 
 export { WKB_TYPE_NAMES } from './wkb-reader.ts';
 
@@ -36,16 +37,28 @@ export interface WkbInspection {
   empty?: true;
 }
 
-/** A running extent: [xmin, ymin, xmax, ymax], starting at ±Infinity. */
-export type Extent = [number, number, number, number];
+/**
+ * A running extent: longitudes part by part on the circle (see `lon-extent.ts`), latitudes as least and
+ * greatest. Grown by `inspectWkb` and `growExtent`, read by `finishExtent` or `finishLonLatExtent`.
+ */
+export interface Extent {
+  /** Longitudes, part by part; its `min` and `max` are the planar xmin and xmax. */
+  lon: LonExtent;
+  /** Least y seen; +Infinity until one is. */
+  ymin: number;
+  /** Greatest y seen; −Infinity until one is. */
+  ymax: number;
+}
 
 /** An empty extent, to be grown by `inspectWkb`. */
 export function createExtent(): Extent {
-  return [Infinity, Infinity, -Infinity, -Infinity];
+  return { lon: createLonExtent(), ymin: Infinity, ymax: -Infinity };
 }
 
-// One reader and one running state for every call: inspection is synchronous and never re-entered.
+// One reader and one running state for every call: inspection is synchronous and never re-entered. `box` is
+// the box of the line or polygon being read; it joins the extent once the part has been read whole.
 const reader = createWkbReader();
+const box = { west: Infinity, south: Infinity, east: -Infinity, north: -Infinity };
 const state = { extent: createExtent(), nonFinite: false };
 
 /**
@@ -90,22 +103,26 @@ function readBody(type: number, depth: number): boolean {
       const x = readFloat64(reader.bytes, at, reader.littleEndian);
       const y = readFloat64(reader.bytes, at + 8, reader.littleEndian);
       if (Number.isNaN(x) && Number.isNaN(y)) return true;
-      addPosition(x, y);
+      addPoint(x, y);
       return false;
     }
     case 2: {
       const count = readPositionCount(reader);
+      startPart();
       readPoints(count);
+      endPart();
       return count === 0;
     }
     case 3: {
       const rings = readRingCount(reader);
       let shell = 0;
+      startPart();
       for (let ring = 0; ring < rings; ring++) {
         const count = readPositionCount(reader);
         if (ring === 0) shell = count;
         readPoints(count);
       }
+      endPart();
       return shell === 0;
     }
     default: {
@@ -119,7 +136,7 @@ function readBody(type: number, depth: number): boolean {
   }
 }
 
-/** Reads `count` positions, already bounds-checked by their count, into the extent. */
+/** Reads `count` positions, already bounds-checked by their count, into the part being read. */
 function readPoints(count: number): void {
   const { littleEndian, stride } = reader;
   const view = viewWkb(reader);
@@ -131,20 +148,63 @@ function readPoints(count: number): void {
   reader.offset = offset;
 }
 
-/** Grows the extent by a finite position; notes and skips a non-finite one. */
+function startPart(): void {
+  box.west = Infinity;
+  box.south = Infinity;
+  box.east = -Infinity;
+  box.north = -Infinity;
+}
+
+/** Grows the extent by the line or polygon just read: its longitudes as one interval. */
+function endPart(): void {
+  if (box.west <= box.east) growExtent(state.extent, box.west, box.south, box.east, box.north);
+}
+
+/** Grows the part being read by a finite position; notes and skips a non-finite one. */
 function addPosition(x: number, y: number): void {
   if (!Number.isFinite(x) || !Number.isFinite(y)) {
     state.nonFinite = true;
     return;
   }
-  const { extent } = state;
-  if (x < extent[0]) extent[0] = x;
-  if (y < extent[1]) extent[1] = y;
-  if (x > extent[2]) extent[2] = x;
-  if (y > extent[3]) extent[3] = y;
+  if (x < box.west) box.west = x;
+  if (x > box.east) box.east = x;
+  if (y < box.south) box.south = y;
+  if (y > box.north) box.north = y;
 }
 
-/** The extent, or null when it never grew (no finite coordinate seen). */
+/** Grows the extent by a finite point, a part of its own (a Point, or a member of a MultiPoint). */
+function addPoint(x: number, y: number): void {
+  if (!Number.isFinite(x) || !Number.isFinite(y)) {
+    state.nonFinite = true;
+    return;
+  }
+  const { extent } = state;
+  addLongitude(extent.lon, x);
+  if (y < extent.ymin) extent.ymin = y;
+  if (y > extent.ymax) extent.ymax = y;
+}
+
+/** Grows the extent by the box of one part, `west` ≤ `east`: e.g. a row's bbox covering, read instead of its geometry. */
+export function growExtent(extent: Extent, west: number, south: number, east: number, north: number): void {
+  addLonInterval(extent.lon, west, east);
+  if (south < extent.ymin) extent.ymin = south;
+  if (north > extent.ymax) extent.ymax = north;
+}
+
+/**
+ * The planar extent [xmin, ymin, xmax, ymax], for coordinates that are not longitude/latitude; null when it
+ * never grew (no finite coordinate seen).
+ */
 export function finishExtent(extent: Extent): [number, number, number, number] | null {
-  return extent[0] <= extent[2] && extent[1] <= extent[3] ? [extent[0], extent[1], extent[2], extent[3]] : null;
+  const { lon, ymin, ymax } = extent;
+  return lon.min <= lon.max && ymin <= ymax ? [lon.min, ymin, lon.max, ymax] : null;
+}
+
+/**
+ * The extent as longitude/latitude [west, south, east, north], with west > east when the geometries straddle
+ * ±180° (RFC 7946 §5.2; see `finishLonExtent`); null when it never grew.
+ */
+export function finishLonLatExtent(extent: Extent): [number, number, number, number] | null {
+  const lon = finishLonExtent(extent.lon);
+  return lon && extent.ymin <= extent.ymax ? [lon[0], extent.ymin, lon[1], extent.ymax] : null;
 }

@@ -8,8 +8,9 @@ import { scanGeoJsonColumn, scanWkbColumn, type GeometryScan } from '../../runti
 /**
  * Bumped whenever inspection returns something different for the same file; older cache entries are dropped.
  * 3: validity by GEOS, reasons named after its error types, empty geometries counted apart.
+ * 4: bounds of longitude/latitude data that straddles ±180° have west > east (RFC 7946 §5.2).
  */
-export const DATA_FACTS_VERSION = 3;
+export const DATA_FACTS_VERSION = 4;
 
 /** Everything the build learns from one data file. Cached by the file's content hash. */
 export interface DataFacts {
@@ -25,7 +26,10 @@ export interface DataFacts {
     /** Geometries with no position (valid by the OGC rules). */
     empty: number;
     nulls: number;
-    /** WGS84 extent, reprojected when the file's CRS is not longitude/latitude; null when unknown. */
+    /**
+     * WGS84 extent [west, south, east, north]; west > east when longitude/latitude geometries straddle ±180°.
+     * Reprojected when the file's CRS is not longitude/latitude (then never crossing); null when unknown.
+     */
     bounds: [number, number, number, number] | null;
     /** The file's CRS as AUTHORITY:CODE, or null when it could not be identified. */
     crs: string | null;
@@ -53,6 +57,9 @@ function finishGeometry(scan: GeometryScan, column: string, rows: number, crs: s
     bounds = null;
   } else if (bounds && crs && !isLonLat(crs)) {
     bounds = reprojectBounds(bounds, crs);
+  } else if (bounds) {
+    // Only longitude/latitude coordinates lie on the circle, so only they can cross the antimeridian.
+    bounds = scan.lonLatExtent;
   }
   const counted = Object.values(scan.types).reduce((sum, count) => sum + count, 0);
   return { column, types: scan.types, invalid: scan.invalid, reasons: scan.reasons, empty: scan.empty, nulls: rows - counted, bounds, crs };
