@@ -1,11 +1,14 @@
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { VectorTile, classifyRings } from '@mapbox/vector-tile';
 import type { VectorTileFeature, VectorTileLayer } from '@mapbox/vector-tile';
 import { PbfReader } from 'pbf';
 import { describe, expect, test } from 'vitest';
-import { encodeTile, isValidTile, tileBounds } from '../core/geo/mvt.ts';
+import { MERCATOR_MAX_LATITUDE, encodeTile, isValidTile, tileBounds, tileWrapBounds } from '../core/geo/mvt.ts';
 import type { TileFeature, TileOptions } from '../core/geo/mvt.ts';
-import { encodeWkb } from '../core/geo/wkb.ts';
+import { decodeWkb, encodeWkb } from '../core/geo/wkb.ts';
 import type { Geometry, Position } from '../core/geo/wkb.ts';
+import { ROOT } from './helpers/catalog.ts';
 
 const EXTENT = 4096;
 const options: TileOptions = { layerName: 'result', maxFeatures: 1000 };
@@ -306,6 +309,188 @@ test.each([
 
 test('an invalid tile address is refused by the encoder', () => {
   expect(() => encodeTile([], 1, 2, 0, options)).toThrow(RangeError);
+});
+
+/** Tile pixel → lon/lat, the inverse of `tilePixel`. */
+const lonLatOf = (px: number, py: number, z: number, x: number, y: number): Position => {
+  const size = 2 ** z;
+  const wx = (x + px / EXTENT) / size;
+  const wy = (y + py / EXTENT) / size;
+  return [wx * 360 - 180, (Math.atan(Math.sinh(Math.PI * (1 - 2 * wy))) * 180) / Math.PI];
+};
+
+const ringsOf = (bytes: Uint8Array) => (bytes.length === 0 ? [] : featuresOf(bytes).flatMap((f) => f.loadGeometry()));
+const spanOf = (ring: { x: number }[]) => Math.max(...ring.map((p) => p.x)) - Math.min(...ring.map((p) => p.x));
+const longestEdge = (bytes: Uint8Array) =>
+  Math.max(0, ...ringsOf(bytes).flatMap((ring) => ring.slice(1).map((p, i) => Math.max(Math.abs(p.x - ring[i]!.x), Math.abs(p.y - ring[i]!.y)))));
+const properlyCross = (a: { x: number; y: number }, b: { x: number; y: number }, c: { x: number; y: number }, d: { x: number; y: number }) => {
+  const turn = (p: typeof a, q: typeof a, r: typeof a) => Math.sign((q.x - p.x) * (r.y - p.y) - (q.y - p.y) * (r.x - p.x));
+  return turn(a, b, c) * turn(a, b, d) < 0 && turn(c, d, a) * turn(c, d, b) < 0;
+};
+const crossings = (rings: { x: number; y: number }[][]) => {
+  const edges = rings.flatMap((ring) => ring.slice(1).map((p, i) => [ring[i]!, p] as const));
+  let count = 0;
+  for (let i = 0; i < edges.length; i++) for (let j = i + 1; j < edges.length; j++) if (properlyCross(...edges[i]!, ...edges[j]!)) count++;
+  return count;
+};
+const tilesAlong = (z: number, lat: number) => Array.from({ length: 2 ** z }, (_, x) => [z, x, tileOf(0, lat, z)[1]] as const);
+
+/** Fiji's eastern island as world-atlas 2.0.2 drew it before the sample was cut at ±180°: two edges jump across the map. */
+const FIJI: Position[] = [
+  [-180, -16.067], [-179.795, -16.021], [-179.917, -16.502], [-180, -16.556], [179.363, -16.801], [178.726, -17.011],
+  [178.596, -16.639], [179.096, -16.434], [179.413, -16.378], [180, -16.067], [-180, -16.067],
+];
+
+describe('across the antimeridian', () => {
+  test.each([
+    [0, 0, [[174.375, 180 + 5.625 + 360], [-180 - 5.625 - 360, -174.375]]],
+    [1, 0, [[177.1875, 362.8125]]],
+    [1, 1, [[-362.8125, -177.1875]]],
+    [2, 1, []],
+  ])('tileWrapBounds of z=%i x=%i is the buffered tile moved a world east or west', (z, x, expected) => {
+    const copies = tileWrapBounds(z, x, 0, 64);
+    expect(copies.map(([west, , east]) => [west, east])).toEqual(expected);
+    for (const [, south, , north] of copies) expect([south, north]).toEqual([tileBounds(z, x, 0, 64)[1], MERCATOR_MAX_LATITUDE]);
+  });
+
+  describe.each([0, 1, 2])('a ring with edges longer than 180° (Fiji) at z=%i', (z) => {
+    const tiles = tilesAlong(z, -16.5).map(([tz, x, y]) => encodeTile([feature({ type: 'Polygon', coordinates: [FIJI] })], tz, x, y, options).bytes);
+
+    test('goes the short way: it shows at the west and east edges of the world and nowhere between', () => {
+      expect(tiles.map((bytes) => bytes.length > 0)).toEqual(tiles.map((_, x) => x === 0 || x === tiles.length - 1));
+      const [west, east] = [ringsOf(tiles[0]!), ringsOf(tiles.at(-1)!)];
+      expect(Math.min(...west.flat().map((p) => p.x))).toBeLessThan(0);
+      expect(Math.max(...east.flat().map((p) => p.x))).toBeGreaterThan(EXTENT);
+    });
+
+    test('never spans more than its 1.61° of longitude', () => {
+      const units = (1.7 / 360) * 2 ** z * EXTENT;
+      for (const bytes of tiles) for (const ring of ringsOf(bytes)) expect(spanOf(ring)).toBeLessThan(units);
+    });
+  });
+
+  test.each([
+    ['a line 20° long across ±180°', { type: 'LineString', coordinates: [[170, 10], [-170, 10]] }],
+    ['Fiji', { type: 'Polygon', coordinates: [FIJI] }],
+    ['a ring around the south pole', { type: 'Polygon', coordinates: [[[-180, -70], [-90, -75], [0, -70], [90, -75], [180, -70], [-180, -70]]] }],
+    ['a polygon as wide as the world', { type: 'Polygon', coordinates: [square(-179, -80, 179, 80)] }],
+    ['points beside ±180°', { type: 'MultiPoint', coordinates: [[179.9, 0], [-179.9, 0]] }],
+  ] as [string, Geometry][])('no decoded edge of %s spans more than the extent plus twice the buffer, at z0–z2', (_name, geometry) => {
+    for (const z of [0, 1, 2]) {
+      for (let x = 0; x < 2 ** z; x++) {
+        for (let y = 0; y < 2 ** z; y++) expect(longestEdge(encodeTile([feature(geometry)], z, x, y, options).bytes)).toBeLessThanOrEqual(EXTENT + 2 * 64);
+      }
+    }
+  });
+
+  test('a line across ±180° stays beside it, never crossing the middle of the world', () => {
+    const rings = ringsOf(encodeTile([feature({ type: 'LineString', coordinates: [[170, 10], [-170, 10]] })], 0, 0, 0, options).bytes);
+    expect(rings.map((line) => [Math.min(...line.map((p) => p.x)), Math.max(...line.map((p) => p.x))]).sort((a, b) => a[0]! - b[0]!)).toEqual([
+      [-64, Math.round(EXTENT * (10 / 360))],
+      [Math.round(EXTENT * (350 / 360)), EXTENT + 64],
+    ]);
+  });
+
+  test('a point within the buffer of the other side is drawn in the edge tile shifted by 360°', () => {
+    const points = (z: number, x: number) => featuresOf(encodeTile([feature({ type: 'Point', coordinates: [179.9, 0.5] })], z, x, tileOf(0, 0.5, z)[1], options).bytes)[0]!.loadGeometry().flat();
+    expect(points(0, 0).map((p) => p.x)).toEqual([Math.round(EXTENT * (359.9 / 360)), Math.round(-EXTENT * (0.1 / 360))]);
+    expect(points(2, 0).map((p) => p.x)).toEqual([Math.round(-EXTENT * (0.1 / 90))]);
+    expect(points(2, 3).map((p) => p.x)).toEqual([Math.round(EXTENT * (89.9 / 90))]);
+  });
+
+  describe.each([
+    ['as one ring around it (world-atlas 110m)', [[[-180, -70], [-90, -75], [0, -70], [90, -75], [180, -70], [-180, -70]]]],
+    ['as a ring beyond the Mercator limit holding the coast as a hole (world-atlas 50m)', [
+      [[-180, -89.999], [90, -89.999], [0, -89.999], [-90, -89.999], [-180, -89.999]],
+      [[-180, -70], [-90, -75], [0, -70], [90, -75], [180, -70], [-180, -70]],
+    ]],
+  ] as [string, Position[][]][])('land around the south pole %s', (_name, rings) => {
+    test.each([[0, 0, 0], [1, 0, 1], [1, 1, 1], [2, 3, 3]])('fills tile %i/%i/%i from edge to edge, down to the bottom, with no seam', (z, x, y) => {
+      const decoded = ringsOf(encodeTile([feature({ type: 'Polygon', coordinates: rings })], z, x, y, options).bytes);
+      expect(decoded).toHaveLength(1);
+      const ring = decoded[0]!;
+      expect([Math.min(...ring.map((p) => p.x)), Math.max(...ring.map((p) => p.x)), Math.max(...ring.map((p) => p.y))]).toEqual([-64, EXTENT + 64, y === 2 ** z - 1 ? EXTENT : EXTENT + 64]);
+      expect(ring.filter((p) => p.x > 0 && p.x < EXTENT && (p.x % EXTENT === 0))).toEqual([]);
+      expect(ringAreaOf(ring)).toBeGreaterThan(0);
+    });
+  });
+});
+
+describe('polygons the tile grid would break', () => {
+  const tile = (geometry: Geometry) => ringsOf(encodeTile([feature(geometry)], berlin.z, berlinX, berlinY, options).bytes);
+  const at = (px: number, py: number) => lonLatOf(px, py, berlin.z, berlinX, berlinY);
+
+  test('a ring whose arms reach out of the tile and join outside it becomes one polygon per arm, with no sliver along the buffer', () => {
+    const hook = [at(3000, 1000), at(5000, 1000), at(5000, 3000), at(3000, 3000), at(3000, 2500), at(4500, 2500), at(4500, 1500), at(3000, 1500), at(3000, 1000)];
+    const rings = tile({ type: 'Polygon', coordinates: [hook] });
+    expect(rings.map((ring) => [ring.length, Math.sign(ringAreaOf(ring))])).toEqual([[5, 1], [5, 1]]);
+    expect(rings.map((ring) => [Math.min(...ring.map((p) => p.y)), Math.max(...ring.map((p) => p.y))]).sort((a, b) => a[0]! - b[0]!)).toEqual([[1000, 1500], [2500, 3000]]);
+  });
+
+  test('a ring that crosses itself (a bow-tie) keeps both lobes as polygons whose edges do not cross', () => {
+    const bowTie = [at(1000, 1000), at(3000, 3000), at(3000, 2000), at(1000, 3000), at(1000, 1000)];
+    const rings = tile({ type: 'Polygon', coordinates: [bowTie] });
+    expect(rings.map((ring) => Math.sign(ringAreaOf(ring)))).toEqual([1, 1]);
+    expect(crossings(rings)).toBe(0);
+    expect(rings.map(ringAreaOf).sort((a, b) => a - b)).toEqual([expect.closeTo(1000 * 1000 / 3, -4), expect.closeTo(4000 * 1000 / 3, -4)]);
+  });
+});
+
+describe.each([
+  ['2.0.2', 'countries-110m'],
+  ['2.0.2', 'countries-50m'],
+  ['1.1.4', 'countries-110m'],
+  ['1.1.4', 'countries-50m'],
+])('the sample countries of world-atlas %s %s, at z0–z2', (version, file) => {
+  const rows = (async () => {
+    const instance = await DuckDBInstance.create(':memory:');
+    const connection = await instance.connect();
+    const path = join(ROOT, 'catalog-data/data/natural-earth/countries', version, `${file}.parquet`);
+    const read = (await connection.runAndReadAll(`SELECT name, st_asbinary(geometry) FROM read_parquet('${path}')`)).getRows();
+    connection.closeSync();
+    instance.closeSync();
+    return read.map(([name, wkb]) => ({ wkb: (wkb as { bytes: Uint8Array }).bytes, properties: { name: String(name) } }));
+  })();
+
+  /** Degrees of longitude of the shortest arc that holds every position of a row: 360 for land around a pole. */
+  const arcOf = (wkb: Uint8Array) => {
+    const lons = JSON.stringify(decodeWkb(wkb)).match(/\[-?[\d.e-]+,/g)!.map((pair) => ((Number(pair.slice(1, -1)) % 360) + 360) % 360).sort((a, b) => a - b);
+    const gaps = lons.map((lon, i) => (i === 0 ? lons[0]! + 360 - lons.at(-1)! : lon - lons[i - 1]!));
+    return 360 - Math.max(...gaps);
+  };
+
+  test('draw no polygon wider than the row it comes from: nothing spans the world but Antarctica, which rings the pole', async () => {
+    const features = await rows;
+    const arcs = new Map(features.map((row) => [row.properties.name, arcOf(row.wkb)]));
+    expect(arcs.get('Antarctica')).toBeGreaterThan(350);
+    arcs.set('Antarctica', 360);
+    const wide: string[] = [];
+    for (const z of [0, 1, 2]) {
+      const degrees = 360 / 2 ** z / EXTENT;
+      for (let x = 0; x < 2 ** z; x++) {
+        for (let y = 0; y < 2 ** z; y++) {
+          const tile = encodeTile(features, z, x, y, { ...options, maxFeatures: 1000 });
+          for (const decoded of tile.bytes.length === 0 ? [] : featuresOf(tile.bytes)) {
+            const arc = arcs.get(String(decoded.properties.name))!;
+            for (const [exterior] of classifyRings(decoded.loadGeometry())) {
+              if (spanOf(exterior!) * degrees > arc + (2 * 64 + 1) * degrees) wide.push(`${decoded.properties.name} in ${z}/${x}/${y}`);
+            }
+            expect(longestEdge(tile.bytes)).toBeLessThanOrEqual(EXTENT + 2 * 64);
+          }
+        }
+      }
+    }
+    expect(wide).toEqual([]);
+  });
+
+  test('show Antarctica across the whole width of the world at z0, and Fiji at both of its edges', async () => {
+    const decoded = featuresOf(encodeTile(await rows, 0, 0, 0, { ...options, maxFeatures: 1000 }).bytes);
+    const xsOf = (name: string) => decoded.filter((f) => f.properties.name === name).flatMap((f) => f.loadGeometry().flat().map((p) => p.x));
+    const antarctica = xsOf('Antarctica');
+    expect([Math.min(...antarctica), Math.max(...antarctica)]).toEqual([-64, EXTENT + 64]);
+    const fiji = xsOf('Fiji');
+    expect([fiji.some((x) => x < 64), fiji.some((x) => x > EXTENT - 64), fiji.some((x) => x > 64 && x < EXTENT - 64)]).toEqual([true, true, false]);
+  });
 });
 
 test('50,000 points at z=4 encode quickly', () => {

@@ -1,6 +1,7 @@
 /**
  * Simplification and snapping of flat tile-coordinate paths: Douglas–Peucker in tile units, then
- * rounding to the integer grid with consecutive duplicates removed.
+ * rounding to the integer grid with repeated and collinear positions removed. What the two may leave
+ * crossed in a polygon is repaired by `mvt-repair.ts`.
  */
 
 /**
@@ -13,7 +14,8 @@ export function simplifyLine(line: number[], tolerance: number): number[] {
 }
 
 /**
- * The closed ring simplified within `tolerance` tile units, rounded, without repeated points, still closed.
+ * The closed ring simplified within `tolerance` tile units, rounded, without repeated points or points on a
+ * straight line between their neighbours, still closed.
  * A ring that simplification would cut below 4 points is rounded unsimplified instead.
  * @returns the closed integer ring, or an empty array when it is degenerate (under 4 points or no area).
  */
@@ -22,7 +24,7 @@ export function simplifyRing(ring: number[], tolerance: number): number[] {
   let kept = 0;
   for (let i = 0; i < keep.length; i++) kept += keep[i] as number;
   if (kept < 4) keep = keep.fill(1);
-  const rounded = roundKept(ring, keep);
+  const rounded = dropCollinear(roundKept(ring, keep));
   return rounded.length < 8 || ringArea(rounded) === 0 ? [] : rounded;
 }
 
@@ -48,6 +50,33 @@ export function reversePath(path: number[]): void {
     path[j] = x;
     path[j + 1] = y;
   }
+}
+
+/**
+ * The closed ring without repeated positions and without positions on a straight line between their
+ * neighbours, which also removes spikes (a path that runs out and straight back).
+ */
+export function dropCollinear(ring: number[]): number[] {
+  const out: number[] = [];
+  const collinear = (a: number, b: number, cx: number, cy: number) =>
+    ((out[b] as number) - (out[a] as number)) * (cy - (out[b + 1] as number)) - ((out[b + 1] as number) - (out[a + 1] as number)) * (cx - (out[b] as number)) === 0;
+  for (let i = 0; i + 3 < ring.length; i += 2) {
+    const x = ring[i] as number;
+    const y = ring[i + 1] as number;
+    while (out.length >= 4 && collinear(out.length - 4, out.length - 2, x, y)) out.length -= 2;
+    if (out.length >= 2 && out[out.length - 2] === x && out[out.length - 1] === y) continue;
+    out.push(x, y);
+  }
+  let start = 0;
+  while (out.length - start >= 6) {
+    const n = out.length;
+    if (collinear(n - 4, n - 2, out[start] as number, out[start + 1] as number) || (out[n - 2] === out[start] && out[n - 1] === out[start + 1])) out.length -= 2;
+    else if (collinear(n - 2, start, out[start + 2] as number, out[start + 3] as number)) start += 2;
+    else break;
+  }
+  const closed = out.slice(start);
+  if (closed.length >= 2) closed.push(closed[0] as number, closed[1] as number);
+  return closed;
 }
 
 let stack = new Int32Array(64);

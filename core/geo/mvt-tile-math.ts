@@ -36,8 +36,8 @@ export function isValidTile(z: number, x: number, y: number): boolean {
 
 /**
  * WGS84 bounds `[west, south, east, north]` of tile z/x/y (XYZ scheme), grown by `buffer` tile units of
- * `extent` on each side. Longitudes clamp to ±180 (tiles do not wrap around the antimeridian) and
- * latitudes to the Web Mercator limit ±85.0511287798.
+ * `extent` on each side. Longitudes clamp to ±180 (the buffer across the antimeridian is `tileWrapBounds`)
+ * and latitudes to the Web Mercator limit ±85.0511287798.
  * @example tileBounds(1, 1, 0) // [0, 0, 180, 85.0511287798]
  * @throws RangeError for an invalid tile address, a negative buffer or a non-positive extent.
  */
@@ -50,6 +50,26 @@ export function tileBounds(z: number, x: number, y: number, buffer = 0, extent =
   const north = clamp(latitudeOfWorldY((y - grow) / size), MERCATOR_MAX_LATITUDE);
   const south = clamp(latitudeOfWorldY((y + 1 + grow) / size), MERCATOR_MAX_LATITUDE);
   return [west, south, east, north];
+}
+
+/**
+ * Where rows must lie, as stored, to show in tile z/x/y moved one world east or west: the buffered bounds of
+ * a tile at the world's west edge (x = 0) shifted by +360°, of one at the east edge by -360° (tile 0/0/0 has
+ * both), and none for other tiles. `encodeTile` draws those rows shifted into the tile's buffer, so fetch
+ * them along with `tileBounds`. Latitudes as in `tileBounds`; longitudes are not clamped.
+ * @example tileWrapBounds(1, 0, 0, 64) // [[177.1875, -2.81…, 362.8125, 85.0511287798]]
+ * @throws RangeError like `tileBounds`.
+ */
+export function tileWrapBounds(z: number, x: number, y: number, buffer = 0, extent = 4096): [number, number, number, number][] {
+  const [, south, , north] = tileBounds(z, x, y, buffer, extent);
+  const size = 2 ** z;
+  const grow = buffer / extent;
+  const west = ((x - grow) / size) * 360 - 180;
+  const east = ((x + 1 + grow) / size) * 360 - 180;
+  const copies: [number, number, number, number][] = [];
+  if (x === 0) copies.push([west + 360, south, east + 360, north]);
+  if (x === size - 1) copies.push([west - 360, south, east - 360, north]);
+  return copies;
 }
 
 /** Checks a tile address and the tile options shared by `tileBounds` and `encodeTile`. */

@@ -1,14 +1,16 @@
 /**
  * Mapbox Vector Tile (spec 2.1) encoding of query results, for `GET /api/queries/{id}/tiles/{z}/{x}/{y}.mvt`.
  *
- * The caller takes `tileBounds(z, x, y, buffer)` to fetch the rows that may touch the tile, then streams
- * them through `encodeTile`, which writes one layer in a single pass: read WKB straight into tile
- * coordinates, clip to the tile grown by its buffer, simplify for the zoom, snap to the integer grid,
- * enforce ring winding, and write the feature with its properties as tags.
+ * The caller takes `tileBounds(z, x, y, buffer)`, and for a tile at the world's west or east edge
+ * `tileWrapBounds`, to fetch the rows that may touch the tile, then streams them through `encodeTile`,
+ * which writes one layer in a single pass: read WKB straight into tile coordinates (edges the short way
+ * across ±180°), clip each world copy that meets the tile grown by its buffer, simplify for the zoom, snap
+ * to the integer grid, enforce ring winding, and write the feature with its properties as tags. Clipping
+ * keeps every edge within the buffered tile: none spans more than `extent + 2 * buffer` in x or y.
  */
 import { PbfWriter } from 'pbf';
 import { createProjectedGeometry, readProjectedWkb } from './mvt-read.ts';
-import { encodeLines, encodePoints, encodePolygons, isInside, isOutside } from './mvt-shape.ts';
+import { encodeLines, encodePoints, encodePolygons, findCopies } from './mvt-shape.ts';
 import type { ShapeWindow } from './mvt-shape.ts';
 import { assertTileArguments, createTileProjection } from './mvt-tile-math.ts';
 import {
@@ -21,7 +23,7 @@ import {
   writeLayerTables,
 } from './mvt-write.ts';
 
-export { MAX_TILE_ZOOM, MERCATOR_MAX_LATITUDE, isValidTile, tileBounds } from './mvt-tile-math.ts';
+export { MAX_TILE_ZOOM, MERCATOR_MAX_LATITUDE, isValidTile, tileBounds, tileWrapBounds } from './mvt-tile-math.ts';
 
 /** One feature from a query result: WKB geometry in WGS84 lon/lat, plus attribute values. */
 export interface TileFeature {
@@ -65,6 +67,9 @@ const TILE_LAYERS_FIELD = 3;
  * non-finite coordinate, or leaves nothing inside the buffered tile are skipped. A GeometryCollection
  * becomes one feature per geometry type it holds (points, lines, polygons), each with all its properties.
  * Features carry no id: a sequential id would differ from tile to tile for the same row.
+ * Near ±180° a feature is drawn in each world copy that meets the buffered tile, so a tile at the world's
+ * edge also holds what lies within its buffer on the other side, shifted by 360°; a ring that winds around
+ * a pole (Antarctica read from world-atlas) becomes a band over the world's width, closed along the pole.
  * @throws RangeError for an invalid tile address or invalid options.
  * @example encodeTile(rows, 4, 8, 5, { layerName: 'result', maxFeatures: 50_000 })
  */
@@ -76,7 +81,7 @@ export function encodeTile(features: Iterable<TileFeature>, z: number, x: number
     throw new RangeError(`maxFeatures must be an integer >= 0, got ${options.maxFeatures}`);
   }
   const projection = createTileProjection(z, x, y, extent);
-  const window: ShapeWindow = { min: -buffer, max: extent + buffer, tolerance: SIMPLIFY_TOLERANCE };
+  const window: ShapeWindow = { min: -buffer, max: extent + buffer, tolerance: SIMPLIFY_TOLERANCE, world: 2 ** z * extent };
   const geometry = createProjectedGeometry();
   const scratch = createLayerScratch();
   const pbf = new PbfWriter();
@@ -86,15 +91,16 @@ export function encodeTile(features: Iterable<TileFeature>, z: number, x: number
   const writeLayer = () => {
     writeLayerHeader(pbf, options.layerName, extent);
     for (const feature of features) {
-      if (!readProjectedWkb(feature.wkb, projection, geometry) || isOutside(geometry, window)) continue;
-      const inside = isInside(geometry, window);
+      if (!readProjectedWkb(feature.wkb, projection, geometry)) continue;
+      const copies = findCopies(geometry, window);
+      if (copies === 0) continue;
       for (let type = GEOMETRY_POINT; type <= GEOMETRY_POLYGON; type++) {
         const encoded =
           type === GEOMETRY_POINT
-            ? geometry.points.length > 0 && encodePoints(geometry.points, window, scratch.commands)
+            ? geometry.points.length > 0 && encodePoints(geometry.points, window, copies, scratch.commands)
             : type === GEOMETRY_LINESTRING
-              ? geometry.lines.length > 0 && encodeLines(geometry.lines, window, inside, scratch.commands)
-              : geometry.polygons.length > 0 && encodePolygons(geometry.polygons, window, inside, scratch.commands);
+              ? geometry.lines.length > 0 && encodeLines(geometry, window, copies, scratch.commands)
+              : geometry.polygons.length + geometry.bands.length > 0 && encodePolygons(geometry, window, copies, scratch.commands);
         if (!encoded) continue;
         if (written === options.maxFeatures) {
           truncated = true;
