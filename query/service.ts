@@ -6,9 +6,9 @@ import { isValidTile, MAX_TILE_ZOOM } from '../core/geo/mvt.ts';
 import type { Config } from '../runtime/config.ts';
 import { formatPath, safeParseWithFriendlyErrors } from '../schemas/parse.ts';
 import {
-  QueryPageRequestSchema, QueryRequestSchema, type QueryBounds, type QueryResult,
+  QueryPageRequestSchema, QueryRequestSchema, QueryResultSchema, type QueryBounds, type QueryResult,
 } from '../schemas/query.ts';
-import { describeQueryError, QueryFailure, queryFailure } from './errors.ts';
+import { QUERY_ERRORS, QueryFailure, queryFailure } from './errors.ts';
 import { shapePage } from './page.ts';
 import { QueryPool } from './pool.ts';
 import { createTileCache } from './tile-cache.ts';
@@ -113,7 +113,8 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
   const prepare = async (query: Pick<TokenPayload, 'sql' | 'sources'>) => {
     const sources = resolveSources(catalog().index, config.dataDir, query.sources);
     const check = await checkSql(query.sql, sources.map((source) => source.alias));
-    if (!check.ok) throw new QueryFailure({ ...describeQueryError(check.code), message: check.message });
+    // The checker already worded the refusal from the catalog's template, with the user's own identifiers.
+    if (!check.ok) throw new QueryFailure({ code: check.code, status: QUERY_ERRORS[check.code].status, message: check.message, hint: QUERY_ERRORS[check.code].hint });
     const used = new Set(check.tablesUsed.map((name) => name.toLowerCase()));
     return { sources: sources.filter((source) => used.has(source.alias.toLowerCase())), ordered: check.orderedAtTop };
   };
@@ -130,7 +131,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
   };
 
   const authorize = (queryId: string, token: string | null | undefined) => {
-    if (!/^[A-Za-z0-9_-]{20,64}$/.test(queryId)) throw queryFailure('invalid_query_id');
+    if (!QueryResultSchema.shape.query_id.safeParse(queryId).success) throw queryFailure('invalid_query_id');
     return readToken(token, queryId, keys);
   };
 
