@@ -91,6 +91,10 @@ export function defineRoute<const P extends ParamSchemas = {}, const Q extends P
   const query = (declaration.query ?? {}) as Q;
   const headers = (declaration.headers ?? {}) as H;
   const ignoreUnknown = (declaration.unknownQuery ?? (Object.keys(query).length === 0 ? 'ignore' : 'reject')) === 'ignore';
+  // Links are written for every document of a build (tens of thousands), so the path template and the sorted
+  // parameter names are prepared once here rather than on every call.
+  const queryNames = Object.keys(query).sort();
+  const pathParts = declaration.path.split(/\{([^}]+)\}/);
   return {
     ...declaration,
     h3Path: declaration.path.replace(/\{([^}]+)\}/g, ':$1'),
@@ -143,7 +147,7 @@ export function defineRoute<const P extends ParamSchemas = {}, const Q extends P
     },
     encodeQuery: (values) => {
       const pairs: string[] = [];
-      for (const name of Object.keys(query).sort()) {
+      for (const name of queryNames) {
         const value = (values as Record<string, unknown>)[name];
         const schema = query[name]!;
         if (isDefault(schema, value)) continue;
@@ -152,8 +156,13 @@ export function defineRoute<const P extends ParamSchemas = {}, const Q extends P
       }
       return pairs.join('&');
     },
-    fillPath: (values) =>
-      declaration.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(String((values as Record<string, unknown>)[name]))),
+    fillPath: (values) => {
+      let path = pathParts[0]!;
+      for (let index = 1; index < pathParts.length; index += 2) {
+        path += encodeURIComponent(String((values as Record<string, unknown>)[pathParts[index]!])) + pathParts[index + 1]!;
+      }
+      return path;
+    },
   };
 }
 
