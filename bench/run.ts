@@ -8,6 +8,8 @@ import { benchEnrichment } from './enrich-bench.ts';
 import { benchListings } from './listing-bench.ts';
 import { benchQueries } from './query-bench.ts';
 import { benchQueryLoad } from './query-load-bench.ts';
+import { benchPreview } from './preview-bench.ts';
+import { benchSite } from './site-bench.ts';
 import { benchStaticReads } from './static-bench.ts';
 
 /** Shared state of one bench run: its scratch folder and the figures printed so far. */
@@ -28,6 +30,8 @@ const SECTIONS: Record<string, (bench: BenchContext) => Promise<void>> = {
   enrichment: benchEnrichment,
   queries: benchQueries,
   load: benchQueryLoad,
+  site: benchSite,
+  preview: benchPreview,
 };
 
 async function main(): Promise<void> {

@@ -1,5 +1,6 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createCatalogIndex } from '../core/catalog-index.ts';
 import type { Config } from '../runtime/config.ts';
 import { INTERNAL_DIR } from '../core/constants.ts';
@@ -9,7 +10,8 @@ import { computeCodeFingerprint, readParseCache, writeParseCache } from './cache
 import { enrichSources } from './enrich/enrich-sources.ts';
 import type { ProgressReporter } from './enrich/progress.ts';
 import { serializeModel } from './emit/model-file.ts';
-import { renderTree, type RenderState } from './emit/render-tree.ts';
+import { finishTree, renderTree, type RenderState } from './emit/render-tree.ts';
+import { prepareSite } from './emit/site/build-site.ts';
 import { writeTree, type WriteReport } from './emit/write-tree.ts';
 import { BuildError, type BuildIssue } from './errors.ts';
 import { readRecordFiles } from './load/read-records.ts';
@@ -70,13 +72,22 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
   const index = createCatalogIndex(loaded.model, settings);
   const previousManifest = options.full ? undefined : await readManifest(config.distDir);
   const previousState = previousManifest ? await readRenderState(config.distDir) : undefined;
+  const site = await prepareSite(index, {
+    root: fileURLToPath(new URL('..', import.meta.url)),
+    queryOrigin: config.siteQueryOrigin,
+    browserSqlLimitBytes: config.siteBrowserSqlMb * 1_000_000,
+    log,
+  });
   const rendered = renderTree(index, {
     searchSliceTerms: config.searchSliceTerms,
-    fingerprint: `${code}:${config.searchSliceTerms}`,
+    fingerprint: `${code}:${config.searchSliceTerms}:${site.fingerprint}`,
     datasetJson: serialized.datasetJson,
+    site: site.scopes,
     ...(previousManifest && previousState ? { previous: { state: previousState, manifest: previousManifest } } : {}),
   });
-  log(`rendered ${rendered.files.length} documents, kept ${rendered.reusedKeys.length} whose inputs did not change`);
+  await finishTree(rendered);
+  rendered.files.push(...site.assets);
+  log(`rendered ${rendered.files.length} documents and pages (${site.rendered()} pages), kept ${rendered.reusedKeys.length} whose inputs did not change`);
 
   const report = await writeTree(rendered.files, {
     distDir: config.distDir,

@@ -90,6 +90,16 @@ export const SETTINGS = {
     default: '64',
     help: 'Memory budget in MiB for vector tiles the query service keeps (least recently used first out); a tile of one query and build is made once. 0 keeps none.',
   },
+  siteQueryOrigin: {
+    env: 'GEOSHELF_SITE_QUERY_ORIGIN',
+    default: '',
+    help: "Origin of the query service that the web app's SQL console calls, written into the pages at build time. Empty means the pages' own origin (one process: `npm start`); set it when the pages are on object storage and the query service runs elsewhere.",
+  },
+  siteBrowserSqlMb: {
+    env: 'GEOSHELF_SITE_BROWSER_SQL_MB',
+    default: '50',
+    help: 'Largest source, in MB, that the SQL console offers to query entirely in the browser (parquet-wasm and duckdb-wasm); 0 turns the in-browser mode off.',
+  },
   ci: { env: 'CI', default: '', help: 'When set (any non-empty value), progress output stays quiet; set by most CI systems.' },
 } as const satisfies Record<string, SettingDefinition>;
 
@@ -122,6 +132,8 @@ const CONFIG_SCHEMA = z.object({
   queryMaxResponseBytes: z.coerce.number().int().min(1024),
   tileMaxFeatures: z.coerce.number().int().min(1),
   tileCacheMb: z.coerce.number().int().min(0),
+  siteQueryOrigin: optionalUrl,
+  siteBrowserSqlMb: z.coerce.number().min(0),
   ci: z.string().transform((value) => value !== '' && value !== 'false' && value !== '0'),
 });
 

@@ -97,7 +97,6 @@ export function createServer(options: AppOptions): GeoshelfServer {
       }
       return answerDataRequest(dataFiles, event.req, path);
     }
-    if (url.pathname === '/') return new FastResponse(null, { status: 302, headers: { location: '/api' } });
     return answerCatalogRequest(snapshot, event.req, url, config.cacheMaxAge);
   });
   // A URL the app has already resolved to a prebuilt file is answered before h3 routes it again. Measured with

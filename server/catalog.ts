@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { HTTPError } from 'h3';
+import { FastResponse } from 'srvx';
 import { INTERNAL_DIR } from '../core/constants.ts';
 import { createCatalogIndex } from '../core/catalog-index.ts';
 import { fileKeyForRoute, resolveApiUrl, type CatalogRoute } from '../core/api/catalog/resolve.ts';
@@ -8,8 +9,9 @@ import { CATALOG_ROUTES } from '../core/api/catalog/routes.ts';
 import { answerCatalogRoute, createRenderContext, type CatalogAnswer } from '../core/render/answer.ts';
 import type { RenderContext } from '../core/render/resources.ts';
 import { fileKeyForPath, serializeJson } from '../core/static-files.ts';
+import { pageKey, SITE_PATHS } from '../core/site/paths.ts';
 import { MODEL_FILE, readManifestSync, type ModelFile } from '../runtime/manifest.ts';
-import { respondComputed, respondStatic } from './responses.ts';
+import { asBody, respondComputed, respondStatic } from './responses.ts';
 import { parseAcceptEncoding, StaticStore } from './static-store.ts';
 
 /** One loaded build: its files and the index that computes answers that were not prebuilt. */
@@ -103,9 +105,20 @@ function computeRoute(snapshot: CatalogSnapshot, route: CatalogRoute): CatalogAn
 }
 
 /**
+ * The file of a path outside /api: a web app page (`<path>/index.html`, the home page at `/`) where one exists,
+ * else the static-tree rule (`fileKeyForPath`).
+ */
+function findSiteKey(snapshot: CatalogSnapshot, path: string): string | undefined {
+  const key = path === '/' ? pageKey('/') : fileKeyForPath(path);
+  if (key?.endsWith('/index.json') && !snapshot.store.has(key)) return `${key.slice(0, -'index.json'.length)}index.html`;
+  return key;
+}
+
+/**
  * Answers a GET or HEAD outside /api/queries: the prebuilt file when the canonical URL has one, otherwise the
- * computed answer for /api routes (resolved through the catalog route table), otherwise 404. Bad parameters and
- * unknown paths throw HTTPErrors that the app renders as Problems.
+ * computed answer for /api routes (resolved through the catalog route table), otherwise 404: the web app's
+ * 404 page for a GET outside /api, a Problem for everything else. Bad parameters throw HTTPErrors that the app
+ * renders as Problems.
  */
 export function answerCatalogRequest(snapshot: CatalogSnapshot, request: Request, url: URL, cacheMaxAge: number): Response {
   const { pathname } = url;
@@ -133,9 +146,13 @@ export function answerCatalogRequest(snapshot: CatalogSnapshot, request: Request
   } catch {
     throw new HTTPError({ status: 400, message: 'The path is not valid percent-encoding.' });
   }
-  const key = fileKeyForPath(decoded);
+  const key = findSiteKey(snapshot, decoded);
   const body = key === undefined ? undefined : snapshot.store.get(key, accepted);
-  if (!body) throw new HTTPError({ status: 404, message: `There is no file at ${pathname.slice(0, 200)}.` });
+  if (!body) {
+    const page = snapshot.store.get(pageKey(SITE_PATHS.notFound), accepted);
+    if (page && request.method === 'GET') return new FastResponse(asBody(page.bytes), { status: 404, headers: page.headers.filter(([name]) => name !== 'etag') });
+    throw new HTTPError({ status: 404, message: `There is no file at ${pathname.slice(0, 200)}.` });
+  }
   // Files outside /api ignore the query, so only the bare path is remembered: cache busters must not fill the memo.
   if (url.search === '') snapshot.memo.set(target, key!);
   return respondStatic(request, body);

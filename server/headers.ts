@@ -1,7 +1,7 @@
 /** CORS headers of every response: any origin may read the catalog and call the query routes. */
 export const CORS_HEADERS = {
   'access-control-allow-origin': '*',
-  'access-control-expose-headers': 'ETag, Content-Encoding, Content-Length, X-Geoshelf-Tile-Truncated, Retry-After',
+  'access-control-expose-headers': 'ETag, Content-Encoding, Content-Length, Content-Range, Accept-Ranges, X-Geoshelf-Tile-Truncated, Retry-After',
 } as const;
 
 /** Headers of a preflight answer: the methods and request headers any route accepts. */

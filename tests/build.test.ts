@@ -34,8 +34,9 @@ describe('builds', () => {
     const tree = await snapshotTree(config.distDir);
     for (const [key, entry] of Object.entries(manifest.files)) {
       expect(tree.get(key)?.bytes.length, key).toBe(entry.bytes);
-      expect(tree.has(`${key}.br`), key).toBe(entry.bytes >= 1024);
-      expect(tree.has(`${key}.gz`), key).toBe(entry.bytes >= 1024);
+      const compressed = entry.bytes >= 1024 && entry.type !== 'application/octet-stream';
+      expect(tree.has(`${key}.br`), key).toBe(compressed);
+      expect(tree.has(`${key}.gz`), key).toBe(compressed);
       if (entry.br !== undefined) expect(tree.get(`${key}.br`)!.bytes.length).toBe(entry.br);
     }
   });
@@ -54,8 +55,16 @@ describe('builds', () => {
     const dependent = (key: string) =>
       key.startsWith('api/collections/natural-earth/datasets/land/') ||
       key === `api/datasets/${landId}/index.json` ||
-      /^api\/collections\/natural-earth\/(index\.json|_query\/)/.test(key);
+      /^api\/collections\/natural-earth\/(index\.json|_query\/)/.test(key) ||
+      // Its pages: the dataset's own, and the collection's listings that show its description.
+      key === 'collections/natural-earth/datasets/land/index.html' ||
+      /^collections\/natural-earth\/(tags\/[^/]+\/[^/]+\/)?(page\/\d+\/)?index\.html$/.test(key) ||
+      // The full-text index holds its description.
+      key.startsWith('_site/pagefind/');
     expect(second.written.filter((key) => !dependent(key))).toEqual([]);
+    expect(second.written).toContain('collections/natural-earth/datasets/land/index.html');
+    expect(second.written).not.toContain('collections/natural-earth/datasets/land/files/land-110m/index.html');
+    expect(second.written).not.toContain('index.html');
     expect(second.written).not.toContain('api/collections/natural-earth/_query/omit=description.json');
     const after = await snapshotTree(config.distDir);
     const rewritten = new Set(second.written.flatMap((key) => [key, `${key}.br`, `${key}.gz`]));

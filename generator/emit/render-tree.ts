@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
-import type { CatalogIndex } from '../../core/catalog-index.ts';
+import type { CatalogIndex, CollectionEntry } from '../../core/catalog-index.ts';
+import type { CollectionModel, DatasetModel } from '../../core/model.ts';
 import type { Manifest } from '../../runtime/manifest.ts';
 import { answerCatalogRoute, createRenderContext } from '../../core/render/answer.ts';
 import { PROBLEM_CONTENT_TYPE } from '../../core/constants.ts';
@@ -23,6 +24,33 @@ export interface RenderTreeOptions {
   /** JSON of each dataset, from the model serialisation. */
   datasetJson: Map<number, string>;
   previous?: { state: RenderState; manifest: Manifest };
+  /** What each scope adds to the web app; its pages are rendered later, asynchronously (see `PendingScope`). */
+  site?: SiteScopes;
+}
+
+/** Files a scope adds beside its JSON documents, and work that can only finish asynchronously. */
+export interface ScopeExtras {
+  files: TreeFile[];
+  /** Makes further files of the scope (pages, the search index); run by the caller before writing. */
+  later?: () => Promise<TreeFile[]>;
+  /** The work runs elsewhere (another process) and is already under way: collect it after the rest. */
+  background?: boolean;
+}
+
+/** The web app's part of each scope. */
+export interface SiteScopes {
+  /** The full-text index: `inputs` fingerprints what it is built from, so an unchanged index is kept. */
+  search: { inputs: string; extras: () => ScopeExtras };
+  global: () => ScopeExtras;
+  collection: (entry: CollectionEntry) => ScopeExtras;
+  dataset: (collection: CollectionModel, dataset: DatasetModel) => ScopeExtras;
+}
+
+/** Asynchronous work of a scope that was rendered again; its files' keys join the scope's keys in the state. */
+export interface PendingScope {
+  scope: string;
+  run: () => Promise<TreeFile[]>;
+  background: boolean;
 }
 
 /** The rendered files, the keys kept from the previous build, and the state to store for the next one. */
@@ -30,6 +58,18 @@ export interface RenderedTree {
   files: TreeFile[];
   reusedKeys: string[];
   state: RenderState;
+  pending: PendingScope[];
+}
+
+/** Runs the pending work of the scopes and adds its files to the tree and its keys to the state. */
+export async function finishTree(tree: RenderedTree): Promise<void> {
+  const ordered = [...tree.pending.filter((work) => !work.background), ...tree.pending.filter((work) => work.background)];
+  for (const { scope, run } of ordered) {
+    const made = await run();
+    tree.files.push(...made);
+    tree.state.scopes[scope]!.keys.push(...made.map((file) => file.key));
+  }
+  tree.pending = [];
 }
 
 type ComputedRoute = Exclude<CatalogRoute, { route: 'openapi' }>;
@@ -45,9 +85,11 @@ export function renderTree(index: CatalogIndex, options: RenderTreeOptions): Ren
   const reusedKeys: string[] = [];
   const state: RenderState = { fingerprint: options.fingerprint, scopes: {} };
   const previous = options.previous?.state.fingerprint === options.fingerprint ? options.previous : undefined;
+  const { site } = options;
   const contextHash = sha256(JSON.stringify([index.settings, index.model.formats, index.model.storageLocations]));
 
-  const renderScope = (scope: string, inputs: string, routes: () => ComputedRoute[]) => {
+  const pending: PendingScope[] = [];
+  const renderScope = (scope: string, inputs: string, routes: () => ComputedRoute[], extras?: () => ScopeExtras) => {
     const scopeHash = sha256(`${contextHash}\n${inputs}`);
     const before = previous?.state.scopes[scope];
     if (before && before.hash === scopeHash && before.keys.every((key) => previous!.manifest.files[key])) {
@@ -63,9 +105,17 @@ export function renderTree(index: CatalogIndex, options: RenderTreeOptions): Ren
       files.push({ key, body: serializeJson(answer.body), type: answer.problem ? PROBLEM_CONTENT_TYPE : 'application/json' });
       keys.push(key);
     }
+    const extra = extras?.();
+    for (const file of extra?.files ?? []) {
+      files.push(file);
+      keys.push(file.key);
+    }
+    if (extra?.later) pending.push({ scope, run: extra.later, background: extra.background === true });
     state.scopes[scope] = { hash: scopeHash, keys };
   };
 
+  // First, so that its work (a separate Pagefind process) starts before the pages are rendered.
+  if (site) renderScope('full-text', site.search.inputs, () => [], site.search.extras);
   const collectionHashes: string[] = [];
   for (const entry of index.collections.values()) {
     const { datasets, ...header } = entry.collection;
@@ -73,15 +123,15 @@ export function renderTree(index: CatalogIndex, options: RenderTreeOptions): Ren
     const datasetHashes = datasets.map((dataset) => sha256(options.datasetJson.get(dataset.id) ?? JSON.stringify(dataset)));
     const collectionInputs = `${headerJson}\n${options.searchSliceTerms}\n${datasetHashes.join('\n')}`;
     collectionHashes.push(sha256(collectionInputs));
-    renderScope(`collection:${entry.collection.slug}`, collectionInputs, () => listCollectionRoutes(entry, options.searchSliceTerms));
+    renderScope(`collection:${entry.collection.slug}`, collectionInputs, () => listCollectionRoutes(entry, options.searchSliceTerms), site && (() => site.collection(entry)));
     datasets.forEach((dataset, position) => {
-      renderScope(`dataset:${dataset.id}`, `${headerJson}\n${datasetHashes[position]}`, () => listDatasetRoutes(entry.collection, dataset, index));
+      renderScope(`dataset:${dataset.id}`, `${headerJson}\n${datasetHashes[position]}`, () => listDatasetRoutes(entry.collection, dataset, index), site && (() => site.dataset(entry.collection, dataset)));
     });
   }
-  renderScope('global', collectionHashes.join('\n'), listGlobalRoutes);
+  renderScope('global', collectionHashes.join('\n'), listGlobalRoutes, site?.global);
   files.push({ key: 'api/openapi/index.json', body: serializeJson(createOpenApiDocument(index.settings.baseUrl)), type: 'application/json' });
   files.push(...renderDiscoveryFiles(index));
-  return { files, reusedKeys, state };
+  return { files, reusedKeys, state, pending };
 }
 
 function sha256(text: string): string {

@@ -12,6 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatGeoJson } from './geojson.ts';
 import { writeGeoPackage } from './geopackage.ts';
+import { writeBasemap } from './basemap.ts';
 import { loadGeos } from './geos.ts';
 import { openDuckDb, readGeoParquetSummary, writeGeoParquet } from './geoparquet.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -94,5 +95,6 @@ function parseArguments(args: string[]): BuildOptions {
 if (import.meta.main) {
   const started = performance.now();
   await buildSampleData(parseArguments(process.argv.slice(2)));
+  await writeBasemap();
   console.log(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }

@@ -1,0 +1,75 @@
+import { join } from 'node:path';
+import type { CatalogIndex } from '../../../core/catalog-index.ts';
+import { createRenderContext } from '../../../core/render/answer.ts';
+import type { TreeFile } from '../../../core/static-files.ts';
+import type { SiteScopes } from '../render-tree.ts';
+import { compileSite } from './compile-site.ts';
+import { contentTypeOf } from './content-types.ts';
+import { buildSearchIndex, digestSearchRecords } from './search-index.ts';
+import { listSearchRecords, renderDatasetList, renderQuerySources } from './site-data.ts';
+import { listCollectionPages, listDatasetPages, listGlobalPages, type PageJob, type SitePageSettings } from './site-pages.ts';
+
+/** The web app's part of a build: scope hooks for `renderTree`, the static assets, and a fingerprint. */
+export interface SiteBuild {
+  scopes: SiteScopes;
+  /** Client bundles, styles and `public/` files; written every build (unchanged ones are kept by hash). */
+  assets: TreeFile[];
+  /** Changes whenever a page could render differently for the same catalog. */
+  fingerprint: string;
+  /** Pages rendered so far, for progress output. */
+  rendered: () => number;
+}
+
+/** Options of `prepareSite`. */
+export interface PrepareSiteOptions extends SitePageSettings {
+  /** The repository root: where `src/` and `public/` are. */
+  root: string;
+  log?: (line: string) => void;
+}
+
+/**
+ * Compiles the web app and returns the hooks that put its pages into the same scopes as the JSON documents they
+ * show, so an edited dataset renders its own pages again and nothing else.
+ */
+export async function prepareSite(index: CatalogIndex, options: PrepareSiteOptions): Promise<SiteBuild> {
+  const compiled = await compileSite({ root: options.root, cacheDir: join(options.root, 'node_modules', '.cache', 'geoshelf-site'), ...(options.log ? { log: options.log } : {}) });
+  const context = createRenderContext(index);
+  const settings: SitePageSettings = { queryOrigin: options.queryOrigin, browserSqlLimitBytes: options.browserSqlLimitBytes };
+  let count = 0;
+  let reported = performance.now();
+  // Pages are listed only when rendered, so a large catalog never holds every page's documents at once.
+  const render = (list: () => PageJob[]) => async () => {
+    const files: TreeFile[] = [];
+    for (const job of list()) {
+      files.push({ key: job.key, body: encoder.encode(await compiled.renderer.render(job.page)), type: HTML });
+      count += 1;
+      // Rendering never waits on I/O; a pause now and then lets the Pagefind process's messages through.
+      if (count % 64 === 0) await new Promise((resolve) => setImmediate(resolve));
+      if (options.log && performance.now() - reported > 2000) {
+        reported = performance.now();
+        options.log(`rendered ${count} pages`);
+      }
+    }
+    return files;
+  };
+  const records = listSearchRecords(index);
+  const scopes: SiteScopes = {
+    search: {
+      inputs: digestSearchRecords(records),
+      extras: () => {
+        // Started now and awaited when the scope's work is collected, so Pagefind indexes while pages render.
+        const indexing = buildSearchIndex(records, options.log ? { log: options.log } : {});
+        indexing.catch(() => undefined);
+        return { files: [], later: () => indexing, background: true };
+      },
+    },
+    global: () => ({ files: [renderDatasetList(index)], later: render(() => listGlobalPages(context, settings)) }),
+    collection: (entry) => ({ files: [], later: render(() => listCollectionPages(context, entry)) }),
+    dataset: (collection, dataset) => ({ files: [renderQuerySources(index, collection, dataset)], later: render(() => listDatasetPages(context, collection, dataset)) }),
+  };
+  const fingerprint = `${compiled.fingerprint}:${settings.queryOrigin}:${settings.browserSqlLimitBytes}`;
+  return { scopes, assets: compiled.assets, fingerprint, rendered: () => count };
+}
+
+const encoder = new TextEncoder();
+const HTML = contentTypeOf('index.html');

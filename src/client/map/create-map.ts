@@ -1,0 +1,169 @@
+/**
+ * The one map of the web app (file preview, SQL console): a MapLibre map on
+ * the site's own Natural Earth basemap that draws GeoJSON features, a query
+ * result's vector tiles and a file's extent. Importing this module is cheap;
+ * maplibre-gl loads when the first map is created.
+ */
+import type { FeatureCollection } from 'geojson';
+import type { GeoJSONSource, Map as MapLibreMap } from 'maplibre-gl';
+import type { MapConfiguration } from '../../../schemas/query.ts';
+import { boundsOfFeatures, isValidBounds, toBoxRing, toCameraTarget } from './bounds.ts';
+import type { Bounds } from './bounds.ts';
+import { loadMapLibre } from './load-maplibre.ts';
+import { createDataLayers, createMapStyle, listDataLayerIds, SOURCE_IDS } from './map-style.ts';
+import { createTileRequestTransform, readTilePrefix } from './tile-request.ts';
+import type { TileAuth } from './tile-request.ts';
+
+export type { Bounds } from './bounds.ts';
+
+/** Where the site build puts land.geojson and borders.geojson. */
+export const DEFAULT_BASEMAP_URL = '/_site/basemap';
+
+/** Zoom for bounds that are a single point: a town and its surroundings. */
+const POINT_ZOOM = 9;
+/** Fitting a tiny box never zooms past this, so a few metres of extent still show where they are. */
+const MAX_FIT_ZOOM = 14;
+const EASE_MS = 400;
+
+export interface MapViewOptions {
+  /** Accessible name of the map region (aria-label), e.g. "Map of the file's extent". */
+  label: string;
+  /** Initial frame; the whole world when absent or null. */
+  bounds?: Bounds | null;
+  /** Folder of the basemap files; default '/_site/basemap'. */
+  basemapUrl?: string;
+}
+
+export interface MapView {
+  map: MapLibreMap;
+  /** Draws GeoJSON features (points, lines, polygons; replaces what showFeatures drew before) and frames them unless `frame: false`. */
+  showFeatures(collection: FeatureCollection, options?: { frame?: boolean }): void;
+  /** Draws a query result from its vector tiles, the token sent only to its tile URLs; replaces the previous result; frames `bounds` when given. */
+  showQueryTiles(config: MapConfiguration, token: string, bounds?: Bounds | null): void;
+  /** Outlines a bounds box (the file's extent; a ring for a single point) and frames it. */
+  showBounds(bounds: Bounds): void;
+  fitBounds(bounds: Bounds): void;
+  /** Features of the drawn data layers (not the basemap, not the extent) rendered in the current view. */
+  renderedFeatureCount(): number;
+  remove(): void;
+}
+
+function prefersReducedMotion(): boolean {
+  return typeof matchMedia === 'function' && matchMedia('(prefers-reduced-motion: reduce)').matches;
+}
+
+/** Moves the camera to a bounds: fit a box (crossing ±180° by unwrapping east), centre a point at POINT_ZOOM. */
+function frameBounds(map: MapLibreMap, bounds: Bounds | null | undefined, animate: boolean): void {
+  const target = toCameraTarget(bounds);
+  const duration = animate && !prefersReducedMotion() ? EASE_MS : 0;
+  if (target.kind === 'point') {
+    map.easeTo({ center: target.center, zoom: POINT_ZOOM, duration });
+    return;
+  }
+  const canvas = map.getCanvas();
+  // MapLibre refuses to fit when padding eats the canvas; a small map gets a small margin.
+  const padding = Math.floor(Math.min(24, canvas.clientWidth / 8, canvas.clientHeight / 8));
+  map.fitBounds([target.southWest, target.northEast], { padding, maxZoom: MAX_FIT_ZOOM, linear: true, duration });
+}
+
+/** Counts the distinct rendered features of the data layers; a feature without an id counts once per tile it is drawn in. */
+function countRenderedFeatures(map: MapLibreMap): number {
+  const layers = [...listDataLayerIds(SOURCE_IDS.features).counted, ...listDataLayerIds(SOURCE_IDS.query).counted].filter((id) =>
+    map.getLayer(id),
+  );
+  if (layers.length === 0) return 0;
+  const seen = new Set<string>();
+  let anonymous = 0;
+  for (const feature of map.queryRenderedFeatures({ layers })) {
+    if (feature.id === undefined) anonymous++;
+    else seen.add(`${feature.source}:${feature.id}`);
+  }
+  return seen.size + anonymous;
+}
+
+function removeQueryResult(map: MapLibreMap): void {
+  for (const id of listDataLayerIds(SOURCE_IDS.query).all) if (map.getLayer(id)) map.removeLayer(id);
+  if (map.getSource(SOURCE_IDS.query)) map.removeSource(SOURCE_IDS.query);
+}
+
+/**
+ * Creates a map in `container` and resolves once its style and basemap are
+ * loaded. The container gets `data-map-ready="true"` then, and
+ * `data-rendered-features` after every idle (the count of drawn data features).
+ *
+ * @example
+ * const view = await createMapView(element, { label: "Map of the file's extent", bounds: [170, -20, -170, 10] });
+ * view.showFeatures(rows);
+ */
+export async function createMapView(container: HTMLElement, options: MapViewOptions): Promise<MapView> {
+  const maplibre = await loadMapLibre();
+  const pageUrl = () => document.baseURI;
+  let tileAuth: TileAuth | null = null;
+  container.classList.add('map-view');
+  const map = new maplibre.Map({
+    container,
+    style: createMapStyle(new URL(options.basemapUrl ?? DEFAULT_BASEMAP_URL, pageUrl()).href),
+    // The canvas is the focusable region; MapLibre names it with this UI string.
+    locale: { 'Map.Title': options.label },
+    attributionControl: { compact: true, customAttribution: 'Basemap: Natural Earth' },
+    transformRequest: createTileRequestTransform(() => tileAuth, pageUrl),
+    // A flat north-up map: rotation and pitch only confuse a catalog preview.
+    dragRotate: false,
+    pitchWithRotate: false,
+    touchPitch: false,
+    maxPitch: 0,
+    // Page scroll and one-finger swipes keep scrolling the page; Ctrl+wheel and two fingers move the map.
+    cooperativeGestures: true,
+    fadeDuration: 0,
+  });
+  map.keyboard.disableRotation();
+  map.touchZoomRotate.disableRotation();
+  map.addControl(new maplibre.NavigationControl({ showCompass: false }), 'top-right');
+  map.on('idle', () => {
+    container.dataset['renderedFeatures'] = String(countRenderedFeatures(map));
+  });
+  frameBounds(map, options.bounds, false);
+  await new Promise<void>((resolve) => map.once('load', () => resolve()));
+  container.dataset['mapReady'] = 'true';
+
+  return {
+    map,
+    showFeatures(collection, { frame = true } = {}) {
+      void map.getSource<GeoJSONSource>(SOURCE_IDS.features)?.setData(collection);
+      const bounds = frame ? boundsOfFeatures(collection) : null;
+      if (bounds !== null) frameBounds(map, bounds, true);
+    },
+    showQueryTiles(config, token, bounds) {
+      removeQueryResult(map);
+      const template = config.source.tiles[0] ?? '';
+      tileAuth = { prefix: readTilePrefix(template, pageUrl()), header: config.token_header, token };
+      map.addSource(SOURCE_IDS.query, config.source);
+      const firstFeatureLayer = listDataLayerIds(SOURCE_IDS.features).all[0];
+      for (const layer of createDataLayers(SOURCE_IDS.query, config.source_layer)) map.addLayer(layer, firstFeatureLayer);
+      if (bounds) frameBounds(map, bounds, true);
+    },
+    showBounds(bounds) {
+      const target = toCameraTarget(bounds);
+      const outline: FeatureCollection = { type: 'FeatureCollection', features: [] };
+      if (isValidBounds(bounds)) {
+        const geometry = target.kind === 'point'
+          ? { type: 'Point' as const, coordinates: target.center }
+          : { type: 'LineString' as const, coordinates: toBoxRing(bounds) };
+        outline.features.push({ type: 'Feature', properties: {}, geometry });
+      }
+      void map.getSource<GeoJSONSource>(SOURCE_IDS.extent)?.setData(outline);
+      frameBounds(map, bounds, true);
+    },
+    fitBounds(bounds) {
+      frameBounds(map, bounds, true);
+    },
+    renderedFeatureCount() {
+      return countRenderedFeatures(map);
+    },
+    remove() {
+      map.remove();
+      delete container.dataset['mapReady'];
+      delete container.dataset['renderedFeatures'];
+    },
+  };
+}

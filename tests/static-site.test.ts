@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { browserUnavailable, collectPageErrors, findForeignRequests, launchBrowser, recordRequests } from './helpers/browser.ts';
+import { startStaticSite, type RunningSite } from './helpers/web-app.ts';
+
+const CITIES = '/collections/geonames/datasets/cities/files/cities-1000/';
+
+describe.skipIf(browserUnavailable)('the web app on a plain static file server, with no geoshelf server running', () => {
+  let site: RunningSite;
+  let browser: Browser;
+  let page: Page;
+  let errors: string[];
+
+  beforeAll(async () => {
+    [site, browser] = await Promise.all([startStaticSite(), launchBrowser()]);
+  }, 180_000);
+  afterAll(async () => {
+    await browser?.close();
+    await site?.close();
+  });
+
+  const open = async (path: string) => {
+    page = await browser.newPage();
+    errors = collectPageErrors(page);
+    const log = recordRequests(page);
+    await page.goto(`${site.origin}${path}`);
+    return log;
+  };
+
+  it('browses from the home page to a dataset', async () => {
+    await open('/');
+    await page.getByRole('link', { name: 'GeoNames populated places' }).first().click();
+    await page.getByRole('link', { name: 'Cities and towns of the world' }).click();
+    await expect(page.locator('h1').textContent()).resolves.toBe('Cities and towns of the world');
+    await page.close();
+  });
+
+  it.each([
+    ['a column name', 'feature_code', 'Cities and towns of the world'],
+    ['a word of a description', 'antimeridian', 'Land polygons'],
+  ])('finds a dataset by %s', async (_what, words, title) => {
+    const log = await open(`/search/?q=${words}`);
+    const result = page.locator('[data-search-results] a', { hasText: title });
+    await result.first().waitFor({ timeout: 15_000 });
+    expect(findForeignRequests(await log.settle(), [site.origin])).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('previews the first 100 rows of a 135,233-row file and draws them, reading byte ranges only', async () => {
+    const log = await open(CITIES);
+    const rows = page.locator('.preview-table tbody tr');
+    await expect.poll(() => rows.count(), { timeout: 20_000 }).toBe(100);
+    const map = page.locator('.preview-map');
+    await expect.poll(async () => Number(await map.getAttribute('data-rendered-features')), { timeout: 20_000 }).toBeGreaterThan(0);
+    const requests = await log.settle();
+    const parquet = requests.filter((request) => request.url.endsWith('.parquet'));
+    expect(parquet.length).toBeGreaterThan(0);
+    expect(parquet.every((request) => request.status === 206)).toBe(true);
+    const fileBytes = (await fetch(`${site.origin}/data/geonames/cities/3.1.0/cities-1000.parquet`, { method: 'HEAD' })).headers.get('content-length');
+    expect(parquet.reduce((sum, request) => sum + (request.bytes ?? 0), 0)).toBeLessThan(Number(fileBytes) / 4);
+    expect(findForeignRequests(requests, [site.origin])).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('runs SQL entirely in the browser when no query service answers, and draws the result', async () => {
+    const sql = 'SELECT name, population, geometry FROM c WHERE country = \'IS\' ORDER BY population DESC';
+    const log = await open(`/console/?source=c:geonames/cities/cities-1000&sql=${encodeURIComponent(sql)}`);
+    const console = page.locator('[data-console]');
+    await expect.poll(() => page.locator('input[value="browser"]').isChecked(), { timeout: 15_000 }).toBe(true);
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.locator('[data-console][data-state="done"], [data-console][data-state="error"]').waitFor({ timeout: 60_000 });
+    await expect(console.getAttribute('data-state')).resolves.toBe('done');
+    await expect(page.locator('[data-table] tbody tr').first().textContent()).resolves.toContain('Reykjavík');
+    const map = page.locator('[data-map]');
+    await expect.poll(async () => Number(await map.getAttribute('data-rendered-features')), { timeout: 30_000 }).toBeGreaterThan(0);
+    const requests = await log.settle();
+    expect(findForeignRequests(requests, [site.origin])).toEqual([]);
+    expect(requests.some((request) => /duckdb.*\.wasm$/.test(request.url))).toBe(true);
+    await page.close();
+  });
+});
