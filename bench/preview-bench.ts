@@ -7,6 +7,7 @@ import sirv from 'sirv';
 import { median } from './build-bench.ts';
 import type { BenchContext } from './run.ts';
 import { writeSyntheticPoints } from './synthetic-parquet.ts';
+import { startChromium } from '../tests/helpers/chromium.ts';
 
 /** One page of a preview site: where it lives and the FilePreview attributes it carries. */
 export interface PreviewPage {
@@ -57,7 +58,7 @@ export async function benchPreview(bench: BenchContext): Promise<void> {
   ];
   await buildPreviewSite(bench.repo, site, pages);
   const server = await servePreviewSite(site);
-  const browser = await launchChromium();
+  const browser = await startChromium();
   try {
     // The first page a fresh Chromium opens pays for starting its renderer and GPU processes.
     await timePreview(browser, server, `${server.origin}/1k/`);
@@ -161,13 +162,6 @@ function countBody(response: ServerResponse, entry: DataRequest): void {
     entry.status = response.statusCode;
     return end(chunk, ...rest);
   }) as typeof response.end;
-}
-
-/** Starts the headless Chromium of @sparticuz/chromium with playwright-core. */
-export async function launchChromium(): Promise<Browser> {
-  const chromium = (await import('@sparticuz/chromium')).default;
-  const { chromium: playwright } = await import('playwright-core');
-  return playwright.launch({ executablePath: await chromium.executablePath(), args: chromium.args.filter((arg) => arg !== '--single-process'), headless: true });
 }
 
 /** What one cold load of a preview page measured. */

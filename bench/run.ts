@@ -9,6 +9,7 @@ import { benchListings } from './listing-bench.ts';
 import { benchQueries } from './query-bench.ts';
 import { benchQueryLoad } from './query-load-bench.ts';
 import { benchPreview } from './preview-bench.ts';
+import { benchSearch } from './search-bench.ts';
 import { benchSite } from './site-bench.ts';
 import { benchStaticReads } from './static-bench.ts';
 
@@ -32,6 +33,7 @@ const SECTIONS: Record<string, (bench: BenchContext) => Promise<void>> = {
   load: benchQueryLoad,
   site: benchSite,
   preview: benchPreview,
+  search: benchSearch,
 };
 
 async function main(): Promise<void> {

@@ -12,7 +12,8 @@ export interface SyntheticCatalogOptions {
   seed?: number;
 }
 
-const WORDS = [
+/** The words synthetic names and descriptions are drawn from. */
+export const WORDS = [
   'river', 'basin', 'coast', 'parcel', 'road', 'rail', 'forest', 'soil', 'flood', 'zone', 'census', 'tract', 'school',
   'district', 'harbour', 'airport', 'land', 'cover', 'elevation', 'contour', 'building', 'footprint', 'wetland', 'lake',
   'glacier', 'municipal', 'boundary', 'protected', 'area', 'habitat', 'transit', 'stop', 'power', 'line', 'pipeline',

@@ -21,14 +21,6 @@ export const MAX_COLUMN_LIMIT = 50;
 /** Files of at least this many bytes get precompressed `.br` and `.gz` siblings. */
 export const COMPRESS_MIN_BYTES = 1024;
 
-/** Content type of files that are never precompressed: binary data that is compressed already (Pagefind's index). */
-export const PRECOMPRESSED_TYPE = 'application/octet-stream';
-
-/** Whether a file of the tree gets `.br` and `.gz` siblings. */
-export function isCompressible(file: { body: { length: number }; type: string }): boolean {
-  return file.body.length >= COMPRESS_MIN_BYTES && file.type !== PRECOMPRESSED_TYPE;
-}
-
 /** Longest canonical query string that still maps to a file; longer ones are computed. */
 export const MAX_QUERY_KEY_LENGTH = 180;
 

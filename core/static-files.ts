@@ -31,5 +31,17 @@ export function fileKeyForPath(pathname: string): string | undefined {
   return /\.[a-z0-9]+$/i.test(last) ? segments.join('/') : `${segments.join('/')}/index.json`;
 }
 
+/**
+ * The keys a path outside /api may be stored under, in the order to try them: a web app page
+ * (`<path>/index.html`, `index.html` for `/`), then the static-tree file of `fileKeyForPath`.
+ * @example fileKeysForPath('/collections/geonames/') // ['collections/geonames/index.html', 'collections/geonames/index.json']
+ */
+export function fileKeysForPath(pathname: string): string[] {
+  if (/^\/*$/.test(pathname)) return ['index.html'];
+  const key = fileKeyForPath(pathname);
+  if (key === undefined) return [];
+  return key.endsWith('/index.json') ? [`${key.slice(0, -'index.json'.length)}index.html`, key] : [key];
+}
+
 /** Key of the static 404 Problem that a CDN serves for unknown /api paths. */
 export const NOT_FOUND_KEY = `api/${PROBLEM_DIR}/not-found.json`;

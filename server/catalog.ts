@@ -8,7 +8,7 @@ import { fileKeyForRoute, resolveApiUrl, type CatalogRoute } from '../core/api/c
 import { CATALOG_ROUTES } from '../core/api/catalog/routes.ts';
 import { answerCatalogRoute, createRenderContext, type CatalogAnswer } from '../core/render/answer.ts';
 import type { RenderContext } from '../core/render/resources.ts';
-import { fileKeyForPath, serializeJson } from '../core/static-files.ts';
+import { fileKeysForPath, serializeJson } from '../core/static-files.ts';
 import { pageKey, SITE_PATHS } from '../core/site/paths.ts';
 import { MODEL_FILE, readManifestSync, type ModelFile } from '../runtime/manifest.ts';
 import { asBody, respondComputed, respondStatic } from './responses.ts';
@@ -105,16 +105,6 @@ function computeRoute(snapshot: CatalogSnapshot, route: CatalogRoute): CatalogAn
 }
 
 /**
- * The file of a path outside /api: a web app page (`<path>/index.html`, the home page at `/`) where one exists,
- * else the static-tree rule (`fileKeyForPath`).
- */
-function findSiteKey(snapshot: CatalogSnapshot, path: string): string | undefined {
-  const key = path === '/' ? pageKey('/') : fileKeyForPath(path);
-  if (key?.endsWith('/index.json') && !snapshot.store.has(key)) return `${key.slice(0, -'index.json'.length)}index.html`;
-  return key;
-}
-
-/**
  * Answers a GET or HEAD outside /api/queries: the prebuilt file when the canonical URL has one, otherwise the
  * computed answer for /api routes (resolved through the catalog route table), otherwise 404: the web app's
  * 404 page for a GET outside /api, a Problem for everything else. Bad parameters throw HTTPErrors that the app
@@ -146,7 +136,7 @@ export function answerCatalogRequest(snapshot: CatalogSnapshot, request: Request
   } catch {
     throw new HTTPError({ status: 400, message: 'The path is not valid percent-encoding.' });
   }
-  const key = findSiteKey(snapshot, decoded);
+  const key = fileKeysForPath(decoded).find((candidate) => snapshot.store.has(candidate));
   const body = key === undefined ? undefined : snapshot.store.get(key, accepted);
   if (!body) {
     const page = snapshot.store.get(pageKey(SITE_PATHS.notFound), accepted);

@@ -38,7 +38,7 @@ describe('npm run build', () => {
 });
 
 describe('npm start', () => {
-  it('builds, then serves the API and the data files on one port, and prints the URL', async () => {
+  it('builds, then serves the web app, the API and the data files on one port, and prints the URL', async () => {
     const config = await makeTestConfig();
     const port = 20_000 + Math.floor(Math.random() * 20_000);
     const child = spawn(NODE, ['server/main.ts'], { cwd: ROOT, env: environment(config, { PORT: String(port), HOST: '127.0.0.1', GEOSHELF_BASE_URL: '' }) });
@@ -52,8 +52,11 @@ describe('npm start', () => {
         });
         child.on('exit', (code) => reject(new Error(`exited with ${code}: ${output}`)));
       });
-      expect(line).toBe(`http://127.0.0.1:${port}/api`);
-      const api = await (await fetch(line)).json();
+      expect(line).toBe(`http://127.0.0.1:${port}/`);
+      const home = await fetch(line);
+      expect(home.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(await home.text()).toContain('<h1>Geospatial datasets</h1>');
+      const api = await (await fetch(`${line}api`)).json();
       expect(api.links.collections).toBe(`http://127.0.0.1:${port}/api/collections`);
       const file = await (await fetch(`http://127.0.0.1:${port}/api/collections/geonames/datasets/megacities/files/megacities`)).json();
       const download = await fetch(file.file.formats[0].sources[0].url);

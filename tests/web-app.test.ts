@@ -102,7 +102,7 @@ describe.skipIf(browserUnavailable)('the web app served by geoshelf', () => {
   it('saves screenshots of the main pages (test-results/screenshots, copied into docs/ for the README)', async () => {
     const folder = join(ROOT, 'test-results', 'screenshots');
     await mkdir(folder, { recursive: true });
-    for (const [name, path] of [['home', '/'], ['dataset', '/collections/geonames/datasets/cities/'], ['file', FILE_PAGE]] as const) {
+    for (const [name, path] of [['home', '/'], ['dataset', '/collections/geonames/datasets/cities/'], ['file', FILE_PAGE], ['search', '/search/?q=capital']] as const) {
       await page.goto(`${site.origin}${path}`);
       await page.waitForLoadState('networkidle');
       const shot = await page.screenshot({ path: join(folder, `${name}.png`) });
@@ -134,6 +134,7 @@ describe.skipIf(browserUnavailable)('the web app served by geoshelf', () => {
       await expect.poll(() => firstCell(console)).toBe(top);
       const map = console.locator('[data-map]');
       await expect.poll(async () => Number(await map.getAttribute('data-rendered-features')), { timeout: 30_000 }).toBeGreaterThan(0);
+      await console.screenshot({ path: join(ROOT, 'test-results', 'screenshots', 'console.png'), fullPage: true });
       await console.close();
     });
 

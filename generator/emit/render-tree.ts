@@ -33,8 +33,6 @@ export interface ScopeExtras {
   files: TreeFile[];
   /** Makes further files of the scope (pages, the search index); run by the caller before writing. */
   later?: () => Promise<TreeFile[]>;
-  /** The work runs elsewhere (another process) and is already under way: collect it after the rest. */
-  background?: boolean;
 }
 
 /** The web app's part of each scope. */
@@ -50,7 +48,6 @@ export interface SiteScopes {
 export interface PendingScope {
   scope: string;
   run: () => Promise<TreeFile[]>;
-  background: boolean;
 }
 
 /** The rendered files, the keys kept from the previous build, and the state to store for the next one. */
@@ -63,8 +60,7 @@ export interface RenderedTree {
 
 /** Runs the pending work of the scopes and adds its files to the tree and its keys to the state. */
 export async function finishTree(tree: RenderedTree): Promise<void> {
-  const ordered = [...tree.pending.filter((work) => !work.background), ...tree.pending.filter((work) => work.background)];
-  for (const { scope, run } of ordered) {
+  for (const { scope, run } of tree.pending) {
     const made = await run();
     tree.files.push(...made);
     tree.state.scopes[scope]!.keys.push(...made.map((file) => file.key));
@@ -110,11 +106,10 @@ export function renderTree(index: CatalogIndex, options: RenderTreeOptions): Ren
       files.push(file);
       keys.push(file.key);
     }
-    if (extra?.later) pending.push({ scope, run: extra.later, background: extra.background === true });
+    if (extra?.later) pending.push({ scope, run: extra.later });
     state.scopes[scope] = { hash: scopeHash, keys };
   };
 
-  // First, so that its work (a separate Pagefind process) starts before the pages are rendered.
   if (site) renderScope('full-text', site.search.inputs, () => [], site.search.extras);
   const collectionHashes: string[] = [];
   for (const entry of index.collections.values()) {

@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { INTERNAL_DIR, isCompressible } from '../../core/constants.ts';
+import { COMPRESS_MIN_BYTES, INTERNAL_DIR } from '../../core/constants.ts';
 import { serializeManifest, type Manifest, type ManifestEntry } from '../../runtime/manifest.ts';
 import type { TreeFile } from '../../core/static-files.ts';
 import { compressBody, type CompressResult } from './compress.ts';
@@ -80,7 +80,7 @@ export async function writeTree(files: TreeFile[], options: WriteTreeOptions): P
 
 async function writeFiles(root: string, files: TreeFile[], entries: Record<string, ManifestEntry>, options: WriteTreeOptions): Promise<void> {
   const { log } = options;
-  const large = files.filter(isCompressible);
+  const large = files.filter((file) => file.body.length >= COMPRESS_MIN_BYTES);
   const started = performance.now();
   const compressed = await compressAll(large, options);
   if (large.length > 0) log?.(`compressed ${large.length} documents in ${Math.round(performance.now() - started)} ms`);
@@ -147,7 +147,7 @@ async function applyStaged(staging: string, distDir: string, changed: TreeFile[]
   };
   for (const file of changed) {
     await move(file.key);
-    const compressed = isCompressible(file);
+    const compressed = file.body.length >= COMPRESS_MIN_BYTES;
     for (const suffix of ['.br', '.gz']) {
       if (compressed) await move(file.key + suffix);
       else await rm(join(distDir, file.key + suffix), { force: true });

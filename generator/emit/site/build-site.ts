@@ -43,8 +43,6 @@ export async function prepareSite(index: CatalogIndex, options: PrepareSiteOptio
     for (const job of list()) {
       files.push({ key: job.key, body: encoder.encode(await compiled.renderer.render(job.page)), type: HTML });
       count += 1;
-      // Rendering never waits on I/O; a pause now and then lets the Pagefind process's messages through.
-      if (count % 64 === 0) await new Promise((resolve) => setImmediate(resolve));
       if (options.log && performance.now() - reported > 2000) {
         reported = performance.now();
         options.log(`rendered ${count} pages`);
@@ -54,15 +52,7 @@ export async function prepareSite(index: CatalogIndex, options: PrepareSiteOptio
   };
   const records = listSearchRecords(index);
   const scopes: SiteScopes = {
-    search: {
-      inputs: digestSearchRecords(records),
-      extras: () => {
-        // Started now and awaited when the scope's work is collected, so Pagefind indexes while pages render.
-        const indexing = buildSearchIndex(records, options.log ? { log: options.log } : {});
-        indexing.catch(() => undefined);
-        return { files: [], later: () => indexing, background: true };
-      },
-    },
+    search: { inputs: digestSearchRecords(records), extras: () => ({ files: [], later: () => buildSearchIndex(records, options.log ? { log: options.log } : {}) }) },
     global: () => ({ files: [renderDatasetList(index)], later: render(() => listGlobalPages(context, settings)) }),
     collection: (entry) => ({ files: [], later: render(() => listCollectionPages(context, entry)) }),
     dataset: (collection, dataset) => ({ files: [renderQuerySources(index, collection, dataset)], later: render(() => listDatasetPages(context, collection, dataset)) }),

@@ -60,6 +60,7 @@ export function renderDatasetList(index: CatalogIndex): TreeFile {
 export function listSearchRecords(index: CatalogIndex): SearchRecord[] {
   return index.model.collections.flatMap((collection) =>
     collection.datasets.map((dataset) => ({
+      id: dataset.id,
       url: datasetPath(collection.slug, dataset.slug),
       title: dataset.name,
       collection: collection.name,

@@ -1,50 +1,48 @@
-import { TAG_SEPARATOR, type PagefindResultData } from './pagefind.ts';
+import type { ExcerptPart } from '../../../core/search/excerpt.ts';
+import type { SearchResultView } from './search-engine.ts';
 
 /**
  * One result as a list item: the title linked to the dataset page, its collection, the excerpt with the
  * matched words marked, and its tags. Titles are `h2` so a screen reader can jump from result to result.
  */
-export function renderResult(data: PagefindResultData): HTMLLIElement {
+export function renderResult(data: SearchResultView): HTMLLIElement {
   const item = document.createElement('li');
   item.className = 'search-result';
   const heading = document.createElement('h2');
   heading.className = 'search-result-title';
   const link = document.createElement('a');
   link.href = data.url;
-  link.textContent = data.meta.title || data.url;
+  link.textContent = data.title || data.url;
   heading.append(link);
   item.append(heading);
-  if (data.meta.collection) {
+  if (data.collection) {
     const collection = document.createElement('p');
     collection.className = 'search-result-collection';
-    collection.textContent = data.meta.collection;
+    collection.textContent = data.collection;
     item.append(collection);
   }
-  const excerpt = document.createElement('p');
-  excerpt.className = 'search-result-excerpt';
-  appendExcerpt(excerpt, data.excerpt);
-  item.append(excerpt);
-  const tags = (data.meta.tags ?? '').split(TAG_SEPARATOR).filter((tag) => tag !== '');
-  if (tags.length > 0) item.append(renderTags(tags));
+  if (data.excerpt.length > 0) {
+    const excerpt = document.createElement('p');
+    excerpt.className = 'search-result-excerpt';
+    appendExcerpt(excerpt, data.excerpt);
+    item.append(excerpt);
+  }
+  if (data.tags.length > 0) item.append(renderTags(data.tags));
   return item;
 }
 
 /**
- * Copies an excerpt into `target` keeping only its text and `<mark>` elements. Pagefind escapes the text
- * already; rebuilding the nodes means a record's content can never inject markup, whatever it holds.
+ * Writes an excerpt into `target` as text nodes and `<mark>` elements. Nothing is parsed as HTML, so a
+ * dataset's text shows as written, whatever characters it holds.
  */
-export function appendExcerpt(target: HTMLElement, html: string): void {
-  const template = document.createElement('template');
-  template.innerHTML = html;
-  for (const node of template.content.childNodes) {
-    if (node.nodeType === Node.TEXT_NODE) {
-      target.append(node.textContent ?? '');
-    } else if (node.nodeName === 'MARK') {
+export function appendExcerpt(target: HTMLElement, parts: readonly ExcerptPart[]): void {
+  for (const part of parts) {
+    if (part.marked) {
       const mark = document.createElement('mark');
-      mark.textContent = node.textContent;
+      mark.textContent = part.text;
       target.append(mark);
     } else {
-      target.append(node.textContent ?? '');
+      target.append(part.text);
     }
   }
 }

@@ -1,10 +1,10 @@
-import { loadPagefind, type PagefindResult } from './pagefind.ts';
+import { loadSearchEngine, type SearchHit } from './search-engine.ts';
 import { renderResult } from './render-result.ts';
-import { describeFilters, describeResultCount, readSearchState, toPagefindFilters, writeSearchUrl, type SearchState } from './search-state.ts';
+import { describeFilters, describeResultCount, readSearchState, writeSearchUrl, type SearchState } from './search-state.ts';
 
 /** Results shown at first and added by each "Show more": each one costs a small fetch. */
 const PAGE_SIZE = 10;
-/** Wait after the last key before searching; the index chunk of the word is preloaded meanwhile. */
+/** Wait after the last key before searching; the index chunks of the words are preloaded meanwhile. */
 const DEBOUNCE_MS = 120;
 const HINT = 'Type a word to search every dataset: a title, a place, a tag, a column or a file name.';
 
@@ -25,22 +25,20 @@ interface SearchElements {
 export function startSearchApp(root: HTMLElement): void {
   const elements = findElements(root);
   const state = readSearchState(location.search);
-  let hits: PagefindResult[] = [];
+  let hits: SearchHit[] = [];
   let shown = 0;
   // Each search takes a new generation; an answer that arrives after a newer search started is dropped.
   let generation = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
 
-  const searchOptions = () => {
-    const filters = toPagefindFilters(state);
-    return filters ? { filters } : {};
-  };
+  const filters = () => ({ collection: state.collection, tag: state.tag });
 
   async function run(): Promise<void> {
     clearTimeout(timer);
     const mine = ++generation;
     history.replaceState(history.state, '', writeSearchUrl(new URL(location.href), state));
-    const query = state.query.trim();
+    const typed = state.query;
+    const query = typed.trim();
     // The previous results stay, dimmed, until the new ones replace them: no flash of an empty list per key.
     elements.more.hidden = true;
     if (query === '') {
@@ -51,10 +49,11 @@ export function startSearchApp(root: HTMLElement): void {
     }
     root.dataset.state = 'searching';
     try {
-      const pagefind = await loadPagefind();
-      const search = await pagefind.search(query, searchOptions());
+      const engine = await loadSearchEngine();
+      // Untrimmed: a space after the last word says it is finished, so longer words that start with it score less.
+      const found = await engine.search(typed, filters());
       if (mine !== generation) return;
-      showHits(search.results);
+      showHits(found);
       elements.status.textContent = describeResultCount(hits.length, query);
       await appendResults(mine);
       if (mine === generation) root.dataset.state = 'done';
@@ -66,7 +65,7 @@ export function startSearchApp(root: HTMLElement): void {
     }
   }
 
-  function showHits(next: PagefindResult[]): void {
+  function showHits(next: SearchHit[]): void {
     hits = next;
     shown = 0;
     elements.results.replaceChildren();
@@ -77,7 +76,7 @@ export function startSearchApp(root: HTMLElement): void {
   async function appendResults(mine: number): Promise<HTMLLIElement[]> {
     // Hidden while a page loads, so a second click cannot start the same page again.
     elements.more.hidden = true;
-    const loading = hits.slice(shown, shown + PAGE_SIZE).map((hit) => hit.data());
+    const loading = hits.slice(shown, shown + PAGE_SIZE).map((hit) => hit.load());
     const items: HTMLLIElement[] = [];
     for (const data of loading) {
       const loaded = await data;
@@ -104,8 +103,8 @@ export function startSearchApp(root: HTMLElement): void {
     clearTimeout(timer);
     timer = setTimeout(() => void run(), DEBOUNCE_MS);
     if (state.query.trim() === '') return;
-    // Fetch the word's index chunk while the person is still typing; Pagefind never fetches a chunk twice.
-    loadPagefind().then((pagefind) => pagefind.preload(state.query, searchOptions())).catch(() => undefined);
+    // Fetch the words' index chunks while the person is still typing; no file is fetched twice.
+    loadSearchEngine().then((engine) => engine.preload(state.query, filters())).catch(() => undefined);
   });
   elements.form.addEventListener('submit', (event) => {
     event.preventDefault();
@@ -118,8 +117,8 @@ export function startSearchApp(root: HTMLElement): void {
     items[0]?.querySelector('a')?.focus();
   });
   root.querySelector('[data-search-hint]')?.removeAttribute('hidden');
-  // Fetch Pagefind's wasm and metadata at once, so a query only has its own index chunk left to load.
-  loadPagefind().catch(() => undefined);
+  // Fetch the index's metadata at once, so a query only has its own chunks left to load.
+  loadSearchEngine().catch(() => undefined);
   void run();
 }
 

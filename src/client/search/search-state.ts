@@ -27,14 +27,6 @@ export function writeSearchUrl(current: URL, state: SearchState): string {
   return `${current.pathname}${query ? `?${query}` : ''}${current.hash}`;
 }
 
-/** Pagefind filters for a state: only the ones set, so an unfiltered search loads no filter file. */
-export function toPagefindFilters(state: SearchState): Record<string, string> | undefined {
-  const filters: Record<string, string> = {};
-  if (state.collection) filters['collection'] = state.collection;
-  if (state.tag) filters['tag'] = state.tag;
-  return Object.keys(filters).length > 0 ? filters : undefined;
-}
-
 /**
  * The sentence the live region reads once results are in.
  * @example describeResultCount(12, 'cities') // '12 datasets match “cities”'
