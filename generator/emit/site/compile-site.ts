@@ -1,14 +1,14 @@
 import { hash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile, readdir, rename, rm } from 'node:fs/promises';
+import { readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { TreeFile } from '../../../core/static-files.ts';
 import type { SiteRenderer } from '../../../src/render-entry.ts';
 import { contentTypeOf } from './content-types.ts';
 
-/** Where the site's sources are, relative to the repository root. */
-const SOURCES = ['src', 'public', 'core', 'schemas', 'astro.config.mjs', 'package-lock.json'];
+/** What a compilation depends on, relative to the repository root: the site's sources and how it is compiled. */
+const SOURCES = ['src', 'public', 'core', 'schemas', 'astro.config.mjs', 'package-lock.json', 'generator/emit/site/compile-site.ts'];
 const ASSET_PREFIX = '_site/';
 
 /** The compiled site: a page renderer and the static files every page links to. */
@@ -52,6 +52,7 @@ export async function compileSite(options: CompileSiteOptions): Promise<Compiled
       await rm(staging, { recursive: true, force: true });
     }
     log?.(`compiled the web app in ${Math.round(performance.now() - started)} ms`);
+    await pruneCompilations(options.cacheDir, fingerprint);
   }
   const manifest = JSON.parse(await readFile(join(outDir, 'client', '.vite', 'manifest.json'), 'utf8')) as Record<string, { file: string; isEntry?: boolean; css?: string[] }>;
   const urls: Record<string, string> = {};
@@ -66,6 +67,21 @@ export async function compileSite(options: CompileSiteOptions): Promise<Compiled
   const renderer = await module.createSiteRenderer(urls);
   const assets = [...(await readTree(join(outDir, 'client'), ASSET_PREFIX)), ...(await readTree(join(root, 'public'), ASSET_PREFIX))];
   return { renderer, assets: assets.filter((file) => !file.key.includes('/.vite/')), fingerprint };
+}
+
+/** Compilations kept besides the current one, for builds of other checkouts or branches sharing the cache. */
+const KEPT_COMPILATIONS = 3;
+
+/** Removes all but the newest compilations, so the cache does not grow with every edit of the site. */
+async function pruneCompilations(cacheDir: string, current: string): Promise<void> {
+  const entries = await readdir(cacheDir, { withFileTypes: true });
+  const others = await Promise.all(
+    entries
+      .filter((entry) => entry.isDirectory() && entry.name !== current && !entry.name.includes('.staging-'))
+      .map(async (entry) => ({ path: join(cacheDir, entry.name), mtime: (await stat(join(cacheDir, entry.name))).mtimeMs })),
+  );
+  others.sort((a, b) => b.mtime - a.mtime);
+  await Promise.all(others.slice(KEPT_COMPILATIONS).map(({ path }) => rm(path, { recursive: true, force: true })));
 }
 
 async function buildClient(root: string, outDir: string): Promise<void> {
