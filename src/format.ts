@@ -1,3 +1,4 @@
+/** Formatting shared by the pages and their scripts: counts, sizes, shares, numbers and bounds. */
 import type { DatasetTags } from '../schemas/dataset.ts';
 
 const COUNT = new Intl.NumberFormat('en-US');
@@ -7,17 +8,18 @@ export function formatCount(value: number | null | undefined): string {
   return value === null || value === undefined ? '–' : COUNT.format(value);
 }
 
-/** Bytes in the largest unit that keeps the number readable (KB, MB, GB; 1 KB = 1,000 bytes). */
+/** Bytes in the largest unit that keeps the number readable: `812 bytes`, `684 kB`, `5.6 MB` (1 kB = 1,000 bytes). */
 export function formatBytes(value: number | null | undefined): string {
   if (value === null || value === undefined) return '–';
-  const units = ['bytes', 'KB', 'MB', 'GB', 'TB'];
-  let amount = value;
+  if (value < 1000) return `${value} bytes`;
+  const units = ['kB', 'MB', 'GB', 'TB'];
+  let amount = value / 1000;
   let unit = 0;
   while (amount >= 1000 && unit < units.length - 1) {
     amount /= 1000;
     unit += 1;
   }
-  return `${unit === 0 ? amount : amount.toFixed(amount < 10 ? 1 : 0)} ${units[unit]}`;
+  return `${amount < 10 ? amount.toFixed(1) : Math.round(amount)} ${units[unit]}`;
 }
 
 /** A share as a percentage with one decimal, or "0%" / "100%" exactly. */

@@ -36,12 +36,16 @@ export type SearchChunk = Record<string, string>;
 
 /** `d/<id>.json`: a dataset as a result shows it, with the text its excerpt is cut from. */
 export interface SearchDocument {
+  /** Path of the dataset page, such as `/collections/c/datasets/d/`. */
   url: string;
   title: string;
+  /** Name of the dataset's collection. */
   collection: string;
   description: string;
   tags: string[];
+  /** Column names of the dataset's files, so a column name finds its dataset. */
   columns: string[];
+  /** Names of the dataset's files. */
   files: string[];
 }
 

@@ -1,29 +1,16 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { buildIndexFiles, type IndexedDocument } from '../../../core/search/build-index.ts';
-import { compareText, SEARCH_FORMAT, SEARCH_INDEX_PATH } from '../../../core/search/format.ts';
+import { compareText, SEARCH_FORMAT, SEARCH_INDEX_PATH, type SearchDocument } from '../../../core/search/format.ts';
 import type { TreeFile } from '../../../core/static-files.ts';
 import { contentTypeOf } from './content-types.ts';
 
-/** One dataset as the search index sees it. */
-export interface SearchRecord {
-  /**
-   * The dataset's catalog id: it names the dataset's file in the index, so that adding or removing other
-   * datasets leaves that file alone. Records without one are numbered after the highest id, by URL.
-   */
-  id?: number;
-  /** Path of the dataset page, such as `/collections/c/datasets/d/`. */
-  url: string;
-  title: string;
-  /** Name of the dataset's collection. */
-  collection: string;
-  description: string;
-  tags: string[];
-  /** Column names of the dataset's files, so a column name finds its dataset. */
-  columns: string[];
-  /** Names of the dataset's files. */
-  files: string[];
-}
+/**
+ * One dataset as the search index sees it: what a result shows, and the dataset's catalog id, which names its
+ * file in the index so that adding or removing other datasets leaves that file alone (records without one are
+ * numbered after the highest id, by URL).
+ */
+export type SearchRecord = SearchDocument & { id?: number };
 
 /** Options of `buildSearchIndex`. */
 export interface SearchIndexOptions {

@@ -9,7 +9,8 @@ import duckdbWasmUrl from '@duckdb/duckdb-wasm/dist/duckdb-eh.wasm?url';
 import duckdbWorkerUrl from '@duckdb/duckdb-wasm/dist/duckdb-browser-eh.worker.js?url';
 import initParquet, { readParquet } from 'parquet-wasm/esm';
 import parquetWasmUrl from 'parquet-wasm/esm/parquet_wasm_bg.wasm?url';
-import { formatBytes, type ConsoleSource } from './source-catalog.ts';
+import { formatBytes } from '../../format.ts';
+import type { ConsoleSource } from './source-catalog.ts';
 import { quoteIdentifier, runBrowserQuery, type BrowserQuery } from './browser-query.ts';
 
 /** The in-browser engine, once loaded. */

@@ -9,7 +9,8 @@ import { createQueryClient, QueryCallError, type QueryClient } from './query-cli
 import { createServerCursor, turnPage, type ResultCursor } from './result-cursor.ts';
 import { createResultMap, type ResultMap } from './result-map.ts';
 import { createResultView, describePage } from './result-view.ts';
-import { formatBytes, resolveSourceLink, toSourceLink, toSourceReference, type ConsoleSource } from './source-catalog.ts';
+import { formatBytes } from '../../format.ts';
+import { resolveSourceLink, toSourceLink, toSourceReference, type ConsoleSource } from './source-catalog.ts';
 import { createSourcePanel, type SourcePanel } from './source-panel.ts';
 import { createSqlEditor, type SqlEditor } from './sql-editor.ts';
 import { formatConsoleLink, parseConsoleLink } from './url-state.ts';

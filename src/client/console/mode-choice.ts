@@ -3,7 +3,7 @@
  * the browser becomes the default and the note under the choice says why.
  */
 import { probeQueryService } from './query-client.ts';
-import { formatBytes } from './source-catalog.ts';
+import { formatBytes } from '../../format.ts';
 import type { ConsoleMode } from './url-state.ts';
 
 /** The mode radios and their note. */

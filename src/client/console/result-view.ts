@@ -2,7 +2,7 @@
  * One page of a result on screen, the same for both engines: a summary in words (rows, time, whether more
  * follow, truncation, warnings), the pager, and a table with each column's name and type.
  */
-import { formatBytes } from './source-catalog.ts';
+import { formatBytes } from '../../format.ts';
 import { formatCell } from './format-value.ts';
 
 /** A result column: its name and the type its engine reports. */

@@ -97,19 +97,3 @@ export function toSourceReference(source: ConsoleSource): SourceReference {
     file_source_id: source.version.file_source_id,
   };
 }
-
-/**
- * A byte count in words.
- * @example formatBytes(5608441) // '5.6 MB'
- */
-export function formatBytes(bytes: number): string {
-  if (bytes < 1000) return `${bytes} bytes`;
-  const units = ['kB', 'MB', 'GB', 'TB'];
-  let value = bytes / 1000;
-  let unit = 0;
-  while (value >= 1000 && unit < units.length - 1) {
-    value /= 1000;
-    unit++;
-  }
-  return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
-}

@@ -3,7 +3,8 @@
  * Holds the list of picked sources; the console app reads it and hears of every change.
  */
 import { createDatasetPicker } from './dataset-picker.ts';
-import { formatBytes, loadQuerySources, type ConsoleSource } from './source-catalog.ts';
+import { formatBytes } from '../../format.ts';
+import { loadQuerySources, type ConsoleSource } from './source-catalog.ts';
 import { ALIAS_PATTERN, MAX_SOURCES, suggestAlias } from './url-state.ts';
 import type { SiteQuerySources } from '../../../schemas/site.ts';
 

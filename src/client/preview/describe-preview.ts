@@ -1,4 +1,4 @@
-import { formatBytes, formatCount } from './format-text.ts';
+import { formatBytes, formatCount } from '../../format.ts';
 import type { PreviewGeometries } from './preview-geometries.ts';
 import type { Preview } from './read-preview.ts';
 

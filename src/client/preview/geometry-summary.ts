@@ -1,5 +1,6 @@
 import { bboxOfGeometry, type Geometry, type Position } from '../../../core/geo/wkb.ts';
-import { formatCount, formatDecimal } from './format-text.ts';
+import { formatCount } from '../../format.ts';
+import { formatDecimal } from './format-text.ts';
 
 // Five decimals of a degree are about a metre: enough to recognise a place in a table cell.
 const DIGITS = 5;

@@ -1,4 +1,4 @@
-import { formatBytes } from './format-text.ts';
+import { formatBytes } from '../../format.ts';
 import { PreviewError } from './preview-error.ts';
 import { countResponse, type RangeTally } from './watch-ranges.ts';
 
