@@ -86,7 +86,6 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
     ...(previousManifest && previousState ? { previous: { state: previousState, manifest: previousManifest } } : {}),
   });
   await finishTree(rendered);
-  rendered.files.push(...site.assets);
   log(`rendered ${rendered.files.length} documents and pages (${site.rendered()} pages), kept ${rendered.reusedKeys.length} whose inputs did not change`);
 
   const report = await writeTree(rendered.files, {

@@ -39,6 +39,8 @@ export interface ScopeExtras {
 export interface SiteScopes {
   /** The full-text index: `inputs` fingerprints what it is built from, so an unchanged index is kept. */
   search: { inputs: string; extras: () => ScopeExtras };
+  /** Scripts, styles and static files of the web app, keyed by the compilation they come from. */
+  assets: { inputs: string; extras: () => ScopeExtras };
   global: () => ScopeExtras;
   collection: (entry: CollectionEntry) => ScopeExtras;
   dataset: (collection: CollectionModel, dataset: DatasetModel) => ScopeExtras;
@@ -110,7 +112,10 @@ export function renderTree(index: CatalogIndex, options: RenderTreeOptions): Ren
     state.scopes[scope] = { hash: scopeHash, keys };
   };
 
-  if (site) renderScope('full-text', site.search.inputs, () => [], site.search.extras);
+  if (site) {
+    renderScope('full-text', site.search.inputs, () => [], site.search.extras);
+    renderScope('site-assets', site.assets.inputs, () => [], site.assets.extras);
+  }
   const collectionHashes: string[] = [];
   for (const entry of index.collections.values()) {
     const { datasets, ...header } = entry.collection;

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBInstance } from '@duckdb/node-api';
 import { hash } from 'node:crypto';
 import type { CatalogModel, FileModel, SourceModel } from '../../core/model.ts';
 import type { ColumnSchema } from '../../schemas/column.ts';
@@ -70,7 +70,9 @@ export async function enrichSources(model: CatalogModel, localFiles: LocalDataFi
       usedPaths.add(target.path);
       let facts = cache.get(key);
       if (!facts) {
-        instance ??= await DuckDBInstance.create(':memory:', { threads: '2' });
+        // Loaded only when a data file must be read: a build whose facts all come from the cache (an edit of a
+        // record) skips loading the native module.
+        instance ??= await (await import('@duckdb/node-api')).DuckDBInstance.create(':memory:', { threads: '2' });
         try {
           facts = await inspect(instance, target.path);
         } catch (error) {

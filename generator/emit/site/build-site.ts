@@ -9,11 +9,9 @@ import { buildSearchIndex, digestSearchRecords } from './search-index.ts';
 import { listSearchRecords, renderDatasetList, renderQuerySources } from './site-data.ts';
 import { listCollectionPages, listDatasetPages, listGlobalPages, type PageJob, type SitePageSettings } from './site-pages.ts';
 
-/** The web app's part of a build: scope hooks for `renderTree`, the static assets, and a fingerprint. */
+/** The web app's part of a build: scope hooks for `renderTree`, and a fingerprint. */
 export interface SiteBuild {
   scopes: SiteScopes;
-  /** Client bundles, styles and `public/` files; written every build (unchanged ones are kept by hash). */
-  assets: TreeFile[];
   /** Changes whenever a page could render differently for the same catalog. */
   fingerprint: string;
   /** Pages rendered so far, for progress output. */
@@ -53,12 +51,14 @@ export async function prepareSite(index: CatalogIndex, options: PrepareSiteOptio
   const records = listSearchRecords(index);
   const scopes: SiteScopes = {
     search: { inputs: digestSearchRecords(records), extras: () => ({ files: [], later: () => buildSearchIndex(records, options.log ? { log: options.log } : {}) }) },
+    // Read from the compilation only when it changed: they are tens of megabytes (duckdb-wasm).
+    assets: { inputs: compiled.fingerprint, extras: () => ({ files: [], later: compiled.readAssets }) },
     global: () => ({ files: [renderDatasetList(index)], later: render(() => listGlobalPages(context, settings)) }),
     collection: (entry) => ({ files: [], later: render(() => listCollectionPages(context, entry)) }),
     dataset: (collection, dataset) => ({ files: [renderQuerySources(index, collection, dataset)], later: render(() => listDatasetPages(context, collection, dataset)) }),
   };
   const fingerprint = `${compiled.fingerprint}:${settings.queryOrigin}:${settings.browserSqlLimitBytes}`;
-  return { scopes, assets: compiled.assets, fingerprint, rendered: () => count };
+  return { scopes, fingerprint, rendered: () => count };
 }
 
 const encoder = new TextEncoder();

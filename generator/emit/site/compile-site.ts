@@ -14,8 +14,8 @@ const ASSET_PREFIX = '_site/';
 /** The compiled site: a page renderer and the static files every page links to. */
 export interface CompiledSite {
   renderer: SiteRenderer;
-  /** Client bundles, styles and `public/` files, with keys under `_site/`. */
-  assets: TreeFile[];
+  /** Reads the client bundles, styles and `public/` files, with keys under `_site/`. */
+  readAssets: () => Promise<TreeFile[]>;
   /** Hash of every source the pages depend on; a change renders every page again. */
   fingerprint: string;
 }
@@ -65,8 +65,11 @@ export async function compileSite(options: CompileSiteOptions): Promise<Compiled
   }
   const module = (await import(pathToFileURL(join(outDir, 'server', 'render-entry.js')).href)) as typeof import('../../../src/render-entry.ts');
   const renderer = await module.createSiteRenderer(urls);
-  const assets = [...(await readTree(join(outDir, 'client'), ASSET_PREFIX)), ...(await readTree(join(root, 'public'), ASSET_PREFIX))];
-  return { renderer, assets: assets.filter((file) => !file.key.includes('/.vite/')), fingerprint };
+  const readAssets = async () => {
+    const assets = [...(await readTree(join(outDir, 'client'), ASSET_PREFIX)), ...(await readTree(join(root, 'public'), ASSET_PREFIX))];
+    return assets.filter((file) => !file.key.includes('/.vite/'));
+  };
+  return { renderer, readAssets, fingerprint };
 }
 
 /** Compilations kept besides the current one, for builds of other checkouts or branches sharing the cache. */
