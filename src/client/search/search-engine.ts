@@ -3,7 +3,7 @@ import { SEARCH_FILES, SEARCH_INDEX_PATH, type SearchChunk, type SearchDocument,
 import { listQueryChunks, prepareMeta, rankDocuments, type IndexQuery, type PreparedMeta } from '../../../core/search/rank.ts';
 import { filterTerm, parseQuery } from '../../../core/search/terms.ts';
 
-/** The index's metadata file, fetched once per page (and prefetched by header-search.ts). */
+/** The index's metadata file, fetched once per page. */
 export const SEARCH_META_URL = `${SEARCH_INDEX_PATH}${SEARCH_FILES.meta}`;
 
 /** Only datasets of this collection (its name) or with this tag, when set. */
