@@ -24,12 +24,18 @@ async function findFreePort(): Promise<number> {
   return port;
 }
 
-/** Builds the sample for `origin` and serves it as `npm start` does: pages, API, data and queries on one port. */
-export async function startGeoshelf(): Promise<RunningSite> {
+/** Builds the sample for a free local port, so its links and source URLs point where it will be served. */
+async function buildSampleForFreePort() {
   const port = await findFreePort();
   const origin = `http://127.0.0.1:${port}`;
   const config = { ...(await makeTestConfig({ baseUrl: origin })), queryKeys: TEST_KEYS };
   await buildCatalog({ config });
+  return { port, origin, config };
+}
+
+/** Builds the sample for `origin` and serves it as `npm start` does: pages, API, data and queries on one port. */
+export async function startGeoshelf(): Promise<RunningSite> {
+  const { port, origin, config } = await buildSampleForFreePort();
   const geoshelf = createServer({ config, serveData: true });
   const server = await listen(geoshelf, { port, hostname: '127.0.0.1' });
   return {
@@ -48,10 +54,7 @@ export async function startGeoshelf(): Promise<RunningSite> {
  * storage behind a CDN would: no geoshelf code answers any request.
  */
 export async function startStaticSite(): Promise<RunningSite> {
-  const port = await findFreePort();
-  const origin = `http://127.0.0.1:${port}`;
-  const config = await makeTestConfig({ baseUrl: origin });
-  await buildCatalog({ config });
+  const { port, origin, config } = await buildSampleForFreePort();
   const host = await serveStatic({ port, mounts: [{ prefix: '/data', dir: config.dataDir }, { prefix: '/', dir: config.distDir }] });
   return {
     origin,
