@@ -8,7 +8,7 @@ import { fileKeyForRoute, type CatalogRoute } from '../../core/api/catalog/resol
 import { serializeJson, type TreeFile } from '../../core/static-files.ts';
 import { renderDiscoveryFiles } from './discovery-files.ts';
 import { listCollectionRoutes, listDatasetRoutes, listGlobalRoutes } from './list-routes.ts';
-import { createOpenApiDocument } from './openapi.ts';
+import { createCatalogOpenApiDocument } from '../../core/api/openapi.ts';
 
 /** What the previous build rendered per scope, so an unchanged scope is not rendered again. */
 export interface RenderState {
@@ -129,7 +129,7 @@ export function renderTree(index: CatalogIndex, options: RenderTreeOptions): Ren
     });
   }
   renderScope('global', collectionHashes.join('\n'), listGlobalRoutes, site?.global);
-  files.push({ key: 'api/openapi/index.json', body: serializeJson(createOpenApiDocument(index.settings.baseUrl)), type: 'application/json' });
+  files.push({ key: 'api/openapi/index.json', body: serializeJson(createCatalogOpenApiDocument(index.settings.baseUrl)), type: 'application/json' });
   files.push(...renderDiscoveryFiles(index));
   return { files, reusedKeys, state, pending };
 }
