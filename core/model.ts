@@ -85,4 +85,19 @@ export interface SourceModel {
   updated_at: string;
   /** Metadata from the record and from the data itself; null for API sources. */
   metadata: FileMetadata | null;
+  /**
+   * Facts of the stored file that no /api document shows, for the other surfaces (STAC assets, OGC features):
+   * absent for API sources and files the build could not read.
+   */
+  stored?: StoredFileFacts;
+}
+
+/** What the build read from a stored file beside its metadata. */
+export interface StoredFileFacts {
+  /** SHA-256 of the file's bytes, hex. */
+  sha256: string;
+  /** CRS of the primary geometry as AUTHORITY:CODE (`OGC:CRS84` for GeoJSON and GeoParquet without one); null when unknown or not inspected. */
+  crs: string | null;
+  /** Name of the primary geometry column; null when not inspected or there is none. */
+  geometry_column: string | null;
 }

@@ -62,12 +62,16 @@ export async function enrichSources(model: CatalogModel, localFiles: LocalDataFi
   try {
     for (const target of targets) {
       const size = (await stat(target.path)).size;
-      for (const { source } of target.sources) if (source.metadata) source.metadata.size_bytes = size;
+      const sha256 = await cache.contentHash(target.path);
+      usedPaths.add(target.path);
+      for (const { source } of target.sources) {
+        if (source.metadata) source.metadata.size_bytes = size;
+        source.stored = { sha256, crs: null, geometry_column: null };
+      }
       const inspect = INSPECTORS[target.formatType];
       if (!inspect) continue;
-      const key = `${target.formatType}:${await cache.contentHash(target.path)}`;
+      const key = `${target.formatType}:${sha256}`;
       usedKeys.add(key);
-      usedPaths.add(target.path);
       let facts = cache.get(key);
       if (!facts) {
         // Loaded only when a data file must be read: a build whose facts all come from the cache (an edit of a
@@ -87,7 +91,10 @@ export async function enrichSources(model: CatalogModel, localFiles: LocalDataFi
       }
       advance(++done);
       for (const warning of facts.warnings) warnings.push(`${target.relative}: ${warning}`);
-      for (const { source, file } of target.sources) if (source.metadata) applyFacts(source.metadata, facts, file);
+      for (const { source, file } of target.sources) {
+        if (source.metadata) applyFacts(source.metadata, facts, file);
+        source.stored = { sha256, crs: facts.geometry?.crs ?? null, geometry_column: facts.geometry?.column ?? null };
+      }
     }
   } finally {
     instance?.closeSync();
