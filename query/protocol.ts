@@ -1,4 +1,5 @@
 import type { QueryErrorBody } from './errors.ts';
+import type { FeatureRead, FeaturesValue } from './features.ts';
 import type { SandboxSettings } from './sandbox.ts';
 import type { ResolvedSource } from './sources.ts';
 
@@ -25,7 +26,12 @@ export interface TileCoordinate {
 export type QueryTask =
   | (TaskBase & { kind: 'page'; offset: number; limit: number; resultCrs: string | undefined })
   | (TaskBase & { kind: 'bounds' })
-  | (TaskBase & { kind: 'tile'; z: number; x: number; y: number });
+  | (TaskBase & { kind: 'tile'; z: number; x: number; y: number })
+  /**
+   * OGC features of the one source (query/features.ts). `sql` is empty: the worker writes the SQL from `read`;
+   * `crs` is the file's CRS, from which geometries are reprojected to CRS84.
+   */
+  | (TaskBase & { kind: 'features'; crs: string | null; read: FeatureRead });
 
 /**
  * Tiles of one query at one zoom, coalesced by the pool from queued `tile` tasks so that one sandbox and one
@@ -68,7 +74,7 @@ export interface TileValue {
 
 /** A worker's answer to a task. `retryAfter` (seconds) comes with 503s: surfaces send it as Retry-After. */
 export type TaskOutcome =
-  | { ok: true; value: PageValue | BoundsValue | TileValue }
+  | { ok: true; value: PageValue | BoundsValue | TileValue | FeaturesValue }
   | { ok: false; error: QueryErrorBody; retryAfter?: number };
 
 /** Messages from the API process to a worker. */

@@ -51,8 +51,23 @@ function shapeOf(names: string[], types: string[], wanted: string | undefined): 
     geometry = names.find((_, index) => types[index] === 'GEOMETRY') ?? null;
   }
   const bbox = names.indexOf('bbox');
-  const hasBbox = geometry !== null && wanted === undefined && bbox >= 0 && /^STRUCT\("?xmin"? DOUBLE, "?ymin"? DOUBLE, "?xmax"? DOUBLE, "?ymax"? DOUBLE\)$/.test(types[bbox] ?? '');
+  const hasBbox = geometry !== null && wanted === undefined && bbox >= 0 && isBboxCovering(types[bbox] ?? '');
   return { names, types, geometry, hasBbox };
+}
+
+/** Whether a column of this DuckDB type is a GeoParquet 1.1 bbox covering: STRUCT(xmin, ymin, xmax, ymax) of DOUBLE. */
+export function isBboxCovering(type: string): boolean {
+  return /^STRUCT\("?xmin"? DOUBLE, "?ymin"? DOUBLE, "?xmax"? DOUBLE, "?ymax"? DOUBLE\)$/.test(type);
+}
+
+/**
+ * The SQL test that a row may meet an envelope: by the `bbox` covering when there is one (row groups are then
+ * skipped by its statistics), else by `st_intersects_extent` on the geometry expression (a GEOMETRY value).
+ */
+export function envelopeTest(geometry: string, hasBbox: boolean, [west, south, east, north]: Envelope): string {
+  return hasBbox
+    ? `bbox.xmax >= ${west} AND bbox.xmin <= ${east} AND bbox.ymax >= ${south} AND bbox.ymin <= ${north}`
+    : `st_intersects_extent(${geometry}, st_geomfromwkb(from_hex('${Buffer.from(encodeWkb({ type: 'Polygon', coordinates: [[[west, south], [east, south], [east, north], [west, north], [west, south]]] })).toString('hex')}')))`;
 }
 
 function wkbExpression(shape: ResultShape): string {
@@ -189,7 +204,8 @@ interface TileQuery {
   meets: (envelope: Envelope) => string;
 }
 
-type Envelope = [west: number, south: number, east: number, north: number];
+/** A box [west, south, east, north] in the coordinates of the data. */
+export type Envelope = [west: number, south: number, east: number, north: number];
 
 async function prepareTiles(connection: DuckDBConnection, task: Extract<QueryTask, { kind: 'tile' }> | TileBatchTask): Promise<TileQuery> {
   const shape = await describeResult(connection, task.sql, task.geometryColumn);
@@ -201,9 +217,7 @@ async function prepareTiles(connection: DuckDBConnection, task: Extract<QueryTas
     maxFeatures: task.settings.tileMaxFeatures,
     properties,
     select: [`${wkbExpression(shape)} AS __wkb`, ...properties.map(quoteIdentifier)].join(', '),
-    meets: ([west, south, east, north]) => shape.hasBbox
-      ? `bbox.xmax >= ${west} AND bbox.xmin <= ${east} AND bbox.ymax >= ${south} AND bbox.ymin <= ${north}`
-      : `st_intersects_extent(${geometry}, st_geomfromwkb(from_hex('${Buffer.from(encodeWkb({ type: 'Polygon', coordinates: [[[west, south], [east, south], [east, north], [west, north], [west, south]]] })).toString('hex')}')))`,
+    meets: (envelope) => envelopeTest(geometry, shape.hasBbox, envelope),
   };
 }
 

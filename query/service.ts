@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { join } from 'node:path';
 import type { z } from 'zod';
 import type { CatalogIndex } from '../core/catalog-index.ts';
 import { resolveCrs } from '../core/geo/crs.ts';
@@ -9,6 +10,7 @@ import {
   QueryPageRequestSchema, QueryRequestSchema, QueryResultSchema, type QueryBounds, type QueryResult,
 } from '../schemas/query.ts';
 import { QUERY_ERRORS, QueryFailure, queryFailure } from './errors.ts';
+import type { FeatureRead, FeaturesValue } from './features.ts';
 import { shapePage } from './page.ts';
 import { QueryPool } from './pool.ts';
 import { createTileCache } from './tile-cache.ts';
@@ -59,6 +61,17 @@ export interface QueryTile {
   etag: string;
 }
 
+/** A stored GeoParquet file that features are read from. */
+export interface FeatureFile {
+  /** Names the file in run-time estimates (an OGC collection id). */
+  key: string;
+  /** Path inside the data folder. */
+  path: string;
+  /** CRS of its geometries (`EPSG:3857`, `OGC:CRS84`); null when unknown, read as CRS84. */
+  crs: string | null;
+  geometryColumn: string | null;
+}
+
 /** The query engine, apart from any surface: every method resolves to a response document or throws a QueryFailure. */
 export interface QueryService {
   /** Runs a query (the body of `POST /api/queries`) and answers its first page with a token. */
@@ -69,6 +82,11 @@ export interface QueryService {
   bounds: (queryId: string, token: string | null | undefined) => Promise<QueryBounds>;
   /** Answers one vector tile of the result. */
   tile: (queryId: string, token: string | null | undefined, address: TileAddress) => Promise<QueryTile>;
+  /**
+   * Reads OGC features of a stored GeoParquet file (a path inside the data folder) through the same pool,
+   * sandbox, deadline and admission as queries. The SQL is the engine's own (query/features.ts).
+   */
+  features: (file: FeatureFile, read: FeatureRead) => Promise<FeaturesValue>;
   /** Stops the workers and the SQL parser; later calls answer `query_service_unavailable`. */
   close: () => Promise<void>;
   /** The worker pool, for tests and benchmarks. */
@@ -170,6 +188,13 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         const { value } = await execute<TileValue>(query, (base) => ({ ...base, kind: 'tile', z, x, y }));
         return { ...value, etag: createHash('sha256').update(value.bytes).digest('base64url').slice(0, 27) };
       });
+    },
+    async features(file, read) {
+      const outcome = await pool.run({
+        kind: 'features', sql: '', sources: [{ alias: 'features', path: join(config.dataDir, file.path) }], settings,
+        geometryColumn: file.geometryColumn ?? undefined, crs: file.crs, read, costKey: `${file.key}/${read.mode}`,
+      });
+      return unwrap<FeaturesValue>(outcome);
     },
     async close() {
       await pool.close();

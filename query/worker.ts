@@ -2,6 +2,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { toSafeError } from './engine-errors.ts';
 import { describeQueryError, QueryFailure } from './errors.ts';
 import type { FromWorker, TaskOutcome, ToWorker, WorkerTask } from './protocol.ts';
+import { runFeatures } from './features.ts';
 import { runBounds, runPage, runTile, runTiles } from './run-task.ts';
 import { createBlankInstance, openSandbox, type BlankInstance } from './sandbox.ts';
 
@@ -38,7 +39,7 @@ async function run(id: number, task: WorkerTask): Promise<void> {
   try {
     const blank = await next?.catch(() => undefined);
     next = undefined;
-    const preserveOrder = task.kind === 'page' || task.kind === 'bounds';
+    const preserveOrder = keepsRowOrder(task.kind);
     sandbox = await openSandbox(task.sources, task.settings, { preserveOrder, ...(blank ? { blank } : {}) });
     state.connection = sandbox.connection;
     spent();
@@ -46,6 +47,8 @@ async function run(id: number, task: WorkerTask): Promise<void> {
     const interrupted = () => state.interrupted;
     if (task.kind === 'tiles') {
       await runTiles(sandbox.connection, task, interrupted, (index, value) => answerTile(index, { ok: true, value }));
+    } else if (task.kind === 'features') {
+      send({ type: 'done', id, outcome: { ok: true, value: await runFeatures(sandbox.connection, task, interrupted) }, ms: spent() });
     } else {
       const value = task.kind === 'page'
         ? await runPage(sandbox.connection, task, interrupted)
@@ -62,8 +65,13 @@ async function run(id: number, task: WorkerTask): Promise<void> {
     sandbox?.close();
     current = undefined;
     // The next task is most likely of the same kind, so the instance is made with its row-order setting.
-    next = createBlankInstance(task.settings, task.kind === 'page' || task.kind === 'bounds');
+    next = createBlankInstance(task.settings, keepsRowOrder(task.kind));
   }
+}
+
+/** Pages, bounds and features read rows in file order (features page by row number); tiles need no order. */
+function keepsRowOrder(kind: WorkerTask['kind']): boolean {
+  return kind === 'page' || kind === 'bounds' || kind === 'features';
 }
 
 process.on('message', (message: ToWorker) => {

@@ -52,12 +52,12 @@ export function isLonLat(code: string): boolean {
 }
 
 /**
- * Reprojects a bounding box to WGS84 longitude/latitude. The edges are densified (32 points each), so a
- * curved edge of the projected box still bounds the data.
+ * Reprojects a bounding box to WGS84 longitude/latitude (or to `toCode`). The edges are densified (32 points
+ * each), so a curved edge of the projected box still bounds the data.
  */
-export function reprojectBounds(bounds: [number, number, number, number], fromCode: string): [number, number, number, number] {
-  if (isLonLat(fromCode)) return bounds;
-  const transform = proj4(fromCode, 'EPSG:4326');
+export function reprojectBounds(bounds: [number, number, number, number], fromCode: string, toCode = 'EPSG:4326'): [number, number, number, number] {
+  if (isLonLat(fromCode) && isLonLat(toCode)) return bounds;
+  const transform = proj4(fromCode, toCode);
   const [xmin, ymin, xmax, ymax] = bounds;
   const out = [Infinity, Infinity, -Infinity, -Infinity] as [number, number, number, number];
   const steps = 32;

@@ -116,3 +116,8 @@ export function finishLonExtent(extent: LonExtent): [number, number] | null {
   // Only one gap can be wider than a hemisphere, so the gap across ±180° (the plain extent's) is not it.
   return widest > HEMISPHERE ? [west, east] : [min, max];
 }
+
+/** A box as one or two boxes with west ≤ east, cut at ±180° when it crosses (west > east). */
+export function splitBox(west: number, south: number, east: number, north: number): [number, number, number, number][] {
+  return west <= east ? [[west, south, east, north]] : [[west, south, 180, north], [-180, south, east, north]];
+}

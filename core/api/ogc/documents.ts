@@ -1,0 +1,141 @@
+import { createLinker } from '../../render/links.ts';
+import { filePath, SITE_PATHS } from '../../site/paths.ts';
+import type {
+  OgcCollection, OgcFeature, OgcFeatureCollection, OgcLink, OgcQueryables,
+} from '../../../schemas/ogc.ts';
+import type { z } from 'zod';
+import type { OgcConformanceSchema, OgcLandingPageSchema } from '../../../schemas/ogc.ts';
+import type { FeatureLayer } from './layers.ts';
+import { CRS84 } from './params.ts';
+import { OGC_ROUTES, OGC_TYPES } from './routes.ts';
+
+/** The conformance classes served: Part 1 core, GeoJSON and the OpenAPI 3.0 definition (no HTML). */
+export const CONFORMANCE_CLASSES = [
+  'http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core',
+  'http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson',
+  'http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/oas30',
+];
+
+const link = (href: string, rel: string, type: string, title?: string): OgcLink => ({ href, rel, type, ...(title ? { title } : {}) });
+
+/** `GET /features`. */
+export function renderLandingPage(baseUrl: string): z.infer<typeof OgcLandingPageSchema> {
+  const url = (path: string) => `${baseUrl}${path}`;
+  return {
+    title: 'geoshelf OGC API - Features',
+    description: 'Every file (layer) of the catalog that has a GeoParquet source, as a feature collection: GeoJSON in CRS84, read from its latest version.',
+    links: [
+      link(url(OGC_ROUTES.getFeaturesLanding.path), 'self', OGC_TYPES.json, 'This document'),
+      link(url(OGC_ROUTES.getFeaturesApi.path), 'service-desc', OGC_TYPES.openapi, 'The API definition (OpenAPI 3.0)'),
+      link(url(SITE_PATHS.developers), 'service-doc', OGC_TYPES.html, 'Documentation for developers'),
+      link(url(OGC_ROUTES.getFeaturesConformance.path), 'conformance', OGC_TYPES.json, 'Conformance classes'),
+      link(url(OGC_ROUTES.getFeatureCollections.path), 'data', OGC_TYPES.json, 'Feature collections'),
+    ],
+  };
+}
+
+/** `GET /features/conformance`. */
+export function renderConformance(): z.infer<typeof OgcConformanceSchema> {
+  return { conformsTo: CONFORMANCE_CLASSES };
+}
+
+/** URLs of a collection's documents. */
+export function collectionUrls(baseUrl: string, layer: FeatureLayer) {
+  const collectionId = layer.id;
+  return {
+    collection: `${baseUrl}${OGC_ROUTES.getFeatureCollection.fillPath({ collectionId })}`,
+    items: `${baseUrl}${OGC_ROUTES.getFeatures.fillPath({ collectionId })}`,
+    queryables: `${baseUrl}${OGC_ROUTES.getFeatureQueryables.fillPath({ collectionId })}`,
+    feature: (featureId: number) => `${baseUrl}${OGC_ROUTES.getFeature.fillPath({ collectionId, featureId })}`,
+  };
+}
+
+/**
+ * One collection: title `<dataset>: <file>`, extent from the file's WGS84 bounds (west > east across the
+ * antimeridian, as OGC allows) and, when the file has a time column, its first and last value.
+ */
+export function renderCollection(baseUrl: string, layer: FeatureLayer, interval: [string | null, string | null] | undefined): OgcCollection {
+  const urls = collectionUrls(baseUrl, layer);
+  const { collection, dataset, file, source } = layer;
+  const bounds = source.metadata?.bounds;
+  const description = file.description ?? dataset.description;
+  return {
+    id: layer.id,
+    title: `${dataset.name}: ${file.name}`,
+    ...(description ? { description } : {}),
+    links: [
+      link(urls.items, 'items', OGC_TYPES.geojson, 'Features'),
+      link(urls.collection, 'self', OGC_TYPES.json, 'This collection'),
+      link(`${baseUrl}${filePath(collection.slug, dataset.slug, file.slug)}`, 'alternate', OGC_TYPES.html, 'Web page of the file'),
+      link(createLinker(baseUrl).file(collection.slug, dataset.slug, file.slug), 'describedby', OGC_TYPES.json, 'Catalog document of the file'),
+      link(urls.queryables, 'http://www.opengis.net/def/rel/ogc/1.0/queryables', OGC_TYPES.schema, 'Queryables'),
+    ],
+    ...(bounds || interval ? {
+      extent: {
+        spatial: { bbox: [bounds ?? [-180, -90, 180, 90]], crs: CRS84 },
+        ...(interval ? { temporal: { interval: [interval], trs: 'http://www.opengis.net/def/uom/ISO-8601/0/Gregorian' as const } } : {}),
+      },
+    } : {}),
+    itemType: 'feature',
+    crs: [CRS84],
+  };
+}
+
+/** `GET /features/collections`. */
+export function renderCollections(baseUrl: string, collections: OgcCollection[]) {
+  return {
+    links: [link(`${baseUrl}${OGC_ROUTES.getFeatureCollections.path}`, 'self', OGC_TYPES.json, 'Feature collections')],
+    collections,
+  };
+}
+
+/** The queryables: a JSON Schema of the columns `?name=value` filters on. */
+export function renderQueryables(baseUrl: string, layer: FeatureLayer): OgcQueryables {
+  const properties: OgcQueryables['properties'] = Object.create(null);
+  for (const { name, type } of layer.queryables.values()) properties[name] = { type, title: name };
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    $id: collectionUrls(baseUrl, layer).queryables,
+    type: 'object',
+    title: `${layer.dataset.name}: ${layer.file.name}`,
+    properties,
+    additionalProperties: false,
+  };
+}
+
+/** What a page of features needs beside its rows: its own URL and its neighbours'. */
+export interface FeaturePageLinks {
+  self: string;
+  next?: string;
+  prev?: string;
+}
+
+/** A page of features as a FeatureCollection. */
+export function renderFeatureCollection(baseUrl: string, layer: FeatureLayer, features: OgcFeature[], links: FeaturePageLinks, matched: number | undefined): OgcFeatureCollection {
+  const urls = collectionUrls(baseUrl, layer);
+  return {
+    type: 'FeatureCollection',
+    features,
+    links: [
+      link(links.self, 'self', OGC_TYPES.geojson, 'This page'),
+      link(urls.collection, 'collection', OGC_TYPES.json, 'The collection'),
+      ...(links.next ? [link(links.next, 'next', OGC_TYPES.geojson, 'Next page')] : []),
+      ...(links.prev ? [link(links.prev, 'prev', OGC_TYPES.geojson, 'Previous page')] : []),
+    ],
+    timeStamp: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    ...(matched === undefined ? {} : { numberMatched: matched }),
+    numberReturned: features.length,
+  };
+}
+
+/** One feature with its links. */
+export function renderFeature(baseUrl: string, layer: FeatureLayer, feature: Omit<OgcFeature, 'type' | 'links'>): OgcFeature {
+  const urls = collectionUrls(baseUrl, layer);
+  return {
+    type: 'Feature',
+    id: feature.id,
+    geometry: feature.geometry,
+    properties: feature.properties,
+    links: [link(urls.feature(feature.id), 'self', OGC_TYPES.geojson, 'This feature'), link(urls.collection, 'collection', OGC_TYPES.json, 'The collection')],
+  };
+}

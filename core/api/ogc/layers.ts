@@ -1,0 +1,88 @@
+import type { CatalogIndex } from '../../catalog-index.ts';
+import type { CollectionModel, DatasetModel, FileModel, SourceModel } from '../../model.ts';
+import type { ColumnSchema } from '../../../schemas/column.ts';
+
+/** A queryable column: equality filters on the items route. */
+export interface Queryable {
+  name: string;
+  /** JSON type of its values. */
+  type: 'integer' | 'number' | 'string' | 'boolean';
+}
+
+/** A file (layer) with a GeoParquet source: one OGC feature collection, read from its latest version. */
+export interface FeatureLayer {
+  /** `{collection}.{dataset}.{file}` slugs: reads well in QGIS's layer list and never holds a dot of its own. */
+  id: string;
+  collection: CollectionModel;
+  dataset: DatasetModel;
+  file: FileModel;
+  /** The newest GeoParquet source stored where the query service reads. */
+  source: SourceModel;
+  /** Its path inside the data folder. */
+  path: string;
+  /** The first DATE or TIMESTAMP column of the data dictionary, which `datetime` filters. */
+  timeColumn: { name: string; type: 'date' | 'timestamp' } | null;
+  /** Scalar columns usable as `?name=value` filters, in dictionary order, by name. */
+  queryables: Map<string, Queryable>;
+}
+
+/** Names the items route declares: a column of the same name cannot be a queryable. */
+const RESERVED = new Set(['limit', 'bbox', 'bbox-crs', 'datetime', 'after', 'before', 'f', 'file_row_number']);
+const JSON_TYPES: Record<string, Queryable['type']> = { integer: 'integer', float: 'number', string: 'string', boolean: 'boolean' };
+
+/** The id of a file's feature collection: `{collection}.{dataset}.{file}` slugs. */
+export function featureLayerId(collection: CollectionModel, dataset: DatasetModel, file: FileModel): string {
+  return `${collection.slug}.${dataset.slug}.${file.slug}`;
+}
+
+const layersOf = new WeakMap<CatalogIndex, Map<string, FeatureLayer>>();
+
+/**
+ * The feature collections of a catalog, in catalog order, by id: a file with a GeoParquet source stored in the
+ * data folder becomes one, read from its newest such source. Computed once per index (a build).
+ */
+export function listFeatureLayers(index: CatalogIndex): Map<string, FeatureLayer> {
+  let layers = layersOf.get(index);
+  if (layers) return layers;
+  layers = new Map();
+  for (const collection of index.model.collections) {
+    for (const dataset of collection.datasets) {
+      for (const file of dataset.files) {
+        const source = newestGeoParquet(index, file);
+        if (!source || source.location.type !== 'file') continue;
+        const id = featureLayerId(collection, dataset, file);
+        const columns = source.metadata?.columns ?? [];
+        layers.set(id, { id, collection, dataset, file, source, path: source.location.path, timeColumn: findTimeColumn(columns), queryables: findQueryables(columns, source) });
+      }
+    }
+  }
+  layersOf.set(index, layers);
+  return layers;
+}
+
+/** The newest GeoParquet source of a file that the query service can read (stored under the storage base URL). */
+function newestGeoParquet(index: CatalogIndex, file: FileModel): SourceModel | undefined {
+  const prefix = `${index.settings.storageBaseUrl}/`;
+  for (const link of file.formats) {
+    if (index.formatsById.get(link.format_id)?.format_type !== 'geoparquet') continue;
+    // A format's sources are newest version first.
+    const source = link.sources.find((candidate) => candidate.source_type === 'file' && candidate.url?.startsWith(prefix));
+    if (source) return source;
+  }
+  return undefined;
+}
+
+function findTimeColumn(columns: ColumnSchema[]): FeatureLayer['timeColumn'] {
+  const column = columns.find((candidate) => candidate.type === 'date' || candidate.type === 'timestamp');
+  return column ? { name: column.name, type: column.type as 'date' | 'timestamp' } : null;
+}
+
+function findQueryables(columns: ColumnSchema[], source: SourceModel): Map<string, Queryable> {
+  const queryables = new Map<string, Queryable>();
+  for (const column of columns) {
+    const type = JSON_TYPES[column.type];
+    if (!type || RESERVED.has(column.name) || column.name === source.stored?.geometry_column) continue;
+    queryables.set(column.name, { name: column.name, type });
+  }
+  return queryables;
+}

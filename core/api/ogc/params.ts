@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { readBboxText, readDatetime, type Bbox2d, type ExtentRead, type TimeInterval } from '../extent-params.ts';
+
+/** Items per page when `limit` is not given. */
+export const DEFAULT_FEATURE_LIMIT = 10;
+/** Largest page; a larger `limit` is served as this many, as OGC API - Features Part 1 permits (§7.15.3). */
+export const MAX_FEATURE_LIMIT = 10_000;
+/** The one CRS of coordinates, extents and `bbox` (WGS 84 longitude/latitude). */
+export const CRS84 = 'http://www.opengis.net/def/crs/OGC/1.3/CRS84';
+/** CRS84 with ellipsoidal height, the CRS of a six-number `bbox`. */
+export const CRS84H = 'http://www.opengis.net/def/crs/OGC/0/CRS84h';
+
+/** A `bbox` or `datetime` value as the shared reader gives it, or a zod issue carrying its reason. */
+function readOrFail<T>(ctx: z.core.ParsePayload<string>, text: string, read: ExtentRead<T>): T {
+  if (read.ok) return read.value;
+  ctx.issues.push({ code: 'custom', input: text, message: read.detail });
+  return z.NEVER;
+}
+
+/** `bbox`: four numbers (or six, with heights, which are ignored), comma-separated, in CRS84. */
+export const BboxParam = z
+  .codec(z.string(), z.custom<Bbox2d>(), {
+    decode: (text, ctx) => readOrFail(ctx, text, readBboxText(text)),
+    encode: (box) => box.join(','),
+  })
+  .describe('Only features whose geometry may meet this box: west,south,east,north in WGS 84 longitude/latitude (six numbers add heights, which are ignored). west > east crosses the antimeridian. Tested against each row\'s bounding box (the GeoParquet bbox covering).');
+
+/** `bbox-crs`: CRS84 only (Part 2 names the parameter; this server knows one CRS). */
+export const BboxCrsParam = z.enum([CRS84, CRS84H]).describe('CRS of bbox: CRS84 (or CRS84h for six numbers); no other CRS is served.');
+
+/** `datetime`: an RFC 3339 instant or a date, or an interval `start/end` with `..` for one open end. */
+export const DatetimeParam = z
+  .codec(z.string(), z.custom<TimeInterval>(), {
+    decode: (text, ctx) => readOrFail(ctx, text, readDatetime(text)),
+    encode: (interval) => interval.text,
+  })
+  .describe('Only features whose time column (the first DATE or TIMESTAMP column of the file) lies in this instant or interval: an RFC 3339 date-time, a date (its whole UTC day), or start/end with ".." (or nothing) for one open end, never both. On a collection without a time column no feature matches.');
+
+/** `limit`: page size, clamped to the maximum. */
+export const LimitParam = z
+  .int()
+  .min(1)
+  .transform((limit) => Math.min(limit, MAX_FEATURE_LIMIT))
+  .default(DEFAULT_FEATURE_LIMIT)
+  .meta({ maximum: MAX_FEATURE_LIMIT })
+  .describe(`Features per page, ${DEFAULT_FEATURE_LIMIT} when omitted; a value above ${MAX_FEATURE_LIMIT} is served as ${MAX_FEATURE_LIMIT}.`);
+
+/** `after`: the cursor of `next` links. */
+export const AfterParam = z.int().min(0).describe('Cursor written by next links: features with an id greater than this. Paging by id never rescans the rows before it.');
+/** `before`: the cursor of `prev` links when filters apply. */
+export const BeforeParam = z.int().min(1).describe('Cursor written by prev links: the page of features just before this id.');
+/** `f`: the format; GeoJSON is the only one. */
+export const FormatParam = z.enum(['json', 'geojson']).describe('Format of the answer; GeoJSON always (json and geojson are accepted for clients that send them).');
+
+/** `{collectionId}`: `{collection}.{dataset}.{file}` slugs. */
+export const CollectionIdParam = z
+  .string()
+  .regex(/^[a-z0-9-]+\.[a-z0-9-]+\.[a-z0-9-]+$/)
+  .describe('Collection id: `{collection}.{dataset}.{file}` slugs, as /features/collections lists them.');
+
+/** `{featureId}`: a row position in the file, decimal without leading zeros. */
+export const FeatureIdParam = z.int().min(0).describe('Feature id: the position of the row in the file, from 0.');

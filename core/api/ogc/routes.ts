@@ -1,0 +1,116 @@
+import { z } from 'zod';
+import { API_VERSION } from '../../constants.ts';
+import {
+  OgcCollectionSchema, OgcCollectionsSchema, OgcConformanceSchema, OgcExceptionSchema, OgcFeatureCollectionSchema, OgcFeatureSchema,
+  OgcLandingPageSchema, OgcQueryablesSchema,
+} from '../../../schemas/ogc.ts';
+import { createOpenApiDocument } from '../openapi.ts';
+import { defineRoute, type Route, type RouteResponse } from '../route-table.ts';
+import {
+  AfterParam, BboxCrsParam, BboxParam, BeforeParam, CollectionIdParam, DatetimeParam, FeatureIdParam, FormatParam, LimitParam,
+} from './params.ts';
+
+/** Media types of the /features surface. */
+export const OGC_TYPES = {
+  json: 'application/json',
+  geojson: 'application/geo+json',
+  schema: 'application/schema+json',
+  openapi: 'application/vnd.oai.openapi+json;version=3.0',
+  html: 'text/html',
+} as const;
+
+const FEATURES = 'features';
+const FEATURES_TAGS = [{ name: FEATURES, description: 'OGC API - Features Part 1: the GeoParquet files of the catalog as feature collections.' }];
+
+const body = (type: string, schema: z.ZodType, description: string): RouteResponse => ({ description, contentType: type, schema });
+const exception = (description: string): RouteResponse => body(OGC_TYPES.json, OgcExceptionSchema, description);
+const FAILURES = {
+  500: exception('A defect of the server; logged, never detailed.'),
+};
+const NOT_FOUND = { 404: exception('No such collection or feature.') };
+const READ_FAILURES = {
+  ...FAILURES,
+  503: exception('The query service is busy (Retry-After says when to come back) or shutting down.'),
+  504: exception('Reading the file ran past the deadline.'),
+};
+const collectionPath = { collectionId: CollectionIdParam };
+
+/**
+ * The /features routes (OGC API - Features Part 1: Core, GeoJSON, OpenAPI 3.0), keyed by operationId. Declarations
+ * only: `server/features.ts` attaches a handler to each. Routes without query parameters ignore any they get;
+ * the items route refuses a parameter that is neither declared here nor a queryable of its collection.
+ */
+export const OGC_ROUTES = {
+  getFeaturesLanding: defineRoute({
+    id: 'getFeaturesLanding', method: 'GET', path: '/features', tag: FEATURES, summary: 'Landing page',
+    description: 'Links to the API definition, the conformance declaration and the collections.',
+    responses: { 200: body(OGC_TYPES.json, OgcLandingPageSchema, 'The landing page.'), ...FAILURES },
+  }),
+  getFeaturesConformance: defineRoute({
+    id: 'getFeaturesConformance', method: 'GET', path: '/features/conformance', tag: FEATURES, summary: 'Conformance declaration',
+    description: 'The conformance classes implemented: core, geojson and oas30.',
+    responses: { 200: body(OGC_TYPES.json, OgcConformanceSchema, 'The conformance classes.'), ...FAILURES },
+  }),
+  getFeaturesApi: defineRoute({
+    id: 'getFeaturesApi', method: 'GET', path: '/features/api', tag: FEATURES, summary: 'API definition',
+    description: 'This OpenAPI 3.0 document.',
+    responses: { 200: body(OGC_TYPES.openapi, z.looseObject({}), 'The OpenAPI document.'), ...FAILURES },
+  }),
+  getFeatureCollections: defineRoute({
+    id: 'getFeatureCollections', method: 'GET', path: '/features/collections', tag: FEATURES, summary: 'Feature collections',
+    description: 'A collection per file (layer) of the catalog that has a GeoParquet source, read from its latest version.',
+    responses: { 200: body(OGC_TYPES.json, OgcCollectionsSchema, 'The collections.'), ...READ_FAILURES },
+  }),
+  getFeatureCollection: defineRoute({
+    id: 'getFeatureCollection', method: 'GET', path: '/features/collections/{collectionId}', tag: FEATURES, summary: 'A feature collection',
+    description: 'Title, extent, CRS and links of one collection.',
+    pathParams: collectionPath,
+    responses: { 200: body(OGC_TYPES.json, OgcCollectionSchema, 'The collection.'), ...NOT_FOUND, ...READ_FAILURES },
+  }),
+  getFeatureQueryables: defineRoute({
+    id: 'getFeatureQueryables', method: 'GET', path: '/features/collections/{collectionId}/queryables', tag: FEATURES, summary: 'Queryables',
+    description: 'A JSON Schema of the scalar columns that the items route filters on by equality (`?name=value`).',
+    pathParams: collectionPath,
+    responses: { 200: body(OGC_TYPES.schema, OgcQueryablesSchema, 'The queryables.'), ...NOT_FOUND, ...FAILURES },
+  }),
+  getFeatures: defineRoute({
+    id: 'getFeatures', method: 'GET', path: '/features/collections/{collectionId}/items', tag: FEATURES, summary: 'Features',
+    description: 'One page of the features of a collection, filtered by bbox, datetime and queryables (`?name=value`, each a column the queryables route lists), in file order. next and prev links page by feature id, so a deep page costs what the first does. numberMatched is given when it is cheap: without filters, or when the file has at most 250,000 rows.',
+    pathParams: collectionPath,
+    query: {
+      limit: LimitParam, bbox: BboxParam, 'bbox-crs': BboxCrsParam, datetime: DatetimeParam,
+      after: AfterParam, before: BeforeParam, f: FormatParam,
+    },
+    unknownQuery: 'ignore',
+    responses: {
+      200: body(OGC_TYPES.geojson, OgcFeatureCollectionSchema, 'A page of features.'),
+      400: exception('A parameter is not valid, repeated, or neither declared nor a queryable; the description names it.'),
+      ...NOT_FOUND, ...READ_FAILURES,
+    },
+  }),
+  getFeature: defineRoute({
+    id: 'getFeature', method: 'GET', path: '/features/collections/{collectionId}/items/{featureId}', tag: FEATURES, summary: 'A feature',
+    description: 'One feature by its id (the position of its row in the file, from 0).',
+    pathParams: { ...collectionPath, featureId: FeatureIdParam },
+    responses: { 200: body(OGC_TYPES.geojson, OgcFeatureSchema, 'The feature.'), ...NOT_FOUND, ...READ_FAILURES },
+  }),
+};
+
+/** Every /features route, for the OpenAPI document and the server. */
+export const FEATURES_ROUTES = Object.values(OGC_ROUTES) as Route[];
+
+/** The OpenAPI 3.0 document of /features (`service-desc` of the landing page), made from the route table. */
+export function createFeaturesOpenApiDocument(baseUrl: string): Record<string, unknown> {
+  return createOpenApiDocument({
+    routes: FEATURES_ROUTES,
+    tags: FEATURES_TAGS,
+    serverUrl: baseUrl,
+    openapi: '3.0.3',
+    info: {
+      title: 'geoshelf OGC API - Features',
+      version: API_VERSION,
+      description: 'The GeoParquet files of the catalog as OGC API - Features Part 1 collections: GeoJSON in CRS84, paged by feature id. Errors are OGC exceptions {code, description}.',
+      license: { name: 'MIT', url: 'https://opensource.org/licenses/MIT' },
+    },
+  });
+}

@@ -1,0 +1,175 @@
+import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import proj4 from 'proj4';
+import { isLonLat, reprojectBounds } from '../core/geo/crs.ts';
+import { quoteIdentifier, quoteLiteral } from '../core/sql.ts';
+import type { EqualityFilter, FeatureFilter } from '../core/api/ogc/items.ts';
+import { queryFailure } from './errors.ts';
+import type { QueryTask } from './protocol.ts';
+import { envelopeTest, isBboxCovering, type Envelope } from './run-task.ts';
+import { createValueConverter, type JsonValue } from './values.ts';
+
+/**
+ * OGC API - Features reads (the `features` task kind): pages of rows of one GeoParquet file as GeoJSON features
+ * in CRS84. The SQL is written here from a structured request; nothing a user sent becomes SQL but numbers
+ * and quoted literals. Feature ids are DuckDB's `file_row_number` (0-based position of the row in the file).
+ *
+ * Paging is keyset on that row number, never OFFSET: measured on the 1M-row synthetic file (DuckDB 1.5.6),
+ * `WHERE file_row_number > 900000 LIMIT 101` scans 3,167 rows (EXPLAIN ANALYZE) in 8.6 ms, against 11.3 ms
+ * for the first 101 rows and 12.9 ms for `OFFSET 900000`: the filter on the virtual column prunes whole row
+ * groups, so a deep page reads what a first page does. With `preserve_insertion_order` and no ORDER BY,
+ * `LIMIT` stops the scan early and rows come in file order.
+ */
+
+/** One read of a features task. */
+export type FeatureRead =
+  /** A page of `limit` features after (or, for prev links, before) a feature id; `count` adds numberMatched. */
+  | { mode: 'page'; filter: FeatureFilter; after?: number; before?: number; limit: number; count: boolean }
+  /** One feature by id. */
+  | { mode: 'one'; id: number }
+  /** The first and last value of a time column. */
+  | { mode: 'time-extent'; column: string };
+
+/** A task reading features of one file; its SQL is made in the worker from `read`, after a DESCRIBE of the file. */
+export type FeaturesTask = Extract<QueryTask, { kind: 'features' }>;
+
+/** A feature as the worker returns it. */
+export interface FeatureRow {
+  id: number;
+  geometry: JsonValue;
+  properties: Record<string, JsonValue>;
+}
+
+/** What a features task returns. */
+export interface FeaturesValue {
+  /** The features, in file order. */
+  items: FeatureRow[];
+  /** More features follow in the direction read (after the last, or before the first for a `before` page). */
+  hasMore: boolean;
+  /** Features matching the filter, when asked for. */
+  matched?: number;
+  /** The time extent, for `time-extent` reads. */
+  interval?: [string | null, string | null];
+}
+
+interface FileShape {
+  geometry: string | null;
+  hasBbox: boolean;
+  properties: string[];
+}
+
+async function describeFile(connection: DuckDBConnection, from: string, wanted: string | undefined): Promise<FileShape> {
+  const rows = (await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${from}`)).getRowObjects();
+  const names = rows.map((row) => String(row.column_name));
+  const types = rows.map((row) => String(row.column_type));
+  const geometry = wanted !== undefined && names.includes(wanted) ? wanted : (names.find((_, index) => types[index] === 'GEOMETRY') ?? null);
+  const hasBbox = names.some((name, index) => name === 'bbox' && isBboxCovering(types[index]!));
+  const properties = names.filter((name) => name !== geometry && name !== 'file_row_number' && !(name === 'bbox' && hasBbox));
+  return { geometry, hasBbox, properties };
+}
+
+/** Runs a features task in its sandbox: the file is the task's one source. */
+export async function runFeatures(connection: DuckDBConnection, task: FeaturesTask, isInterrupted: () => boolean): Promise<FeaturesValue> {
+  const from = `read_parquet(${quoteLiteral(task.sources[0]!.path)}, file_row_number = true)`;
+  const read = task.read;
+  if (read.mode === 'time-extent') {
+    const column = quoteIdentifier(read.column);
+    const [row] = (await connection.runAndReadAll(`SELECT min(${column}), max(${column}) FROM ${from}`)).getRows();
+    const converter = createValueConverter();
+    const [first, last] = [row?.[0] ?? null, row?.[1] ?? null].map((value) => converter.convert(value, false));
+    return { items: [], hasMore: false, interval: [toInstant(first ?? null), toInstant(last ?? null)] };
+  }
+  const shape = await describeFile(connection, from, task.geometryColumn);
+  const select = `SELECT file_row_number, ${shape.geometry ? quoteIdentifier(shape.geometry) : 'NULL'}${shape.properties.map((name) => `, ${quoteIdentifier(name)}`).join('')} FROM ${from}`;
+  const crs = task.crs ?? 'OGC:CRS84';
+  if (read.mode === 'one') {
+    const reader = await connection.runAndReadAll(`${select} WHERE file_row_number = ${Math.trunc(read.id)} LIMIT 1`);
+    return { items: toFeatures(reader.getRows(), shape, crs, Infinity), hasMore: false };
+  }
+  const where = filterSql(read.filter, shape, crs);
+  const cursor = read.before !== undefined ? `file_row_number < ${Math.trunc(read.before)}` : read.after !== undefined ? `file_row_number > ${Math.trunc(read.after)}` : null;
+  const conditions = [...where, ...(cursor ? [cursor] : [])];
+  const clause = conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : '';
+  // A prev page is the `limit` rows nearest before the cursor: the only read here that needs an ORDER BY.
+  const order = read.before !== undefined ? ' ORDER BY file_row_number DESC' : '';
+  const reader = await connection.streamAndReadUntil(`${select}${clause}${order} LIMIT ${read.limit + 1}`, read.limit + 1);
+  if (isInterrupted()) throw queryFailure('query_timeout');
+  const rows = reader.getRows().slice(0, read.limit + 1);
+  const items = toFeatures(rows.slice(0, read.limit), shape, crs, task.settings.maxResponseBytes);
+  if (read.before !== undefined) items.reverse();
+  const value: FeaturesValue = { items, hasMore: rows.length > read.limit || items.length < Math.min(rows.length, read.limit) };
+  if (read.count) {
+    const counted = await connection.runAndReadAll(`SELECT count(*) FROM ${from}${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}`);
+    value.matched = Number(counted.getRows()[0]?.[0] ?? 0);
+  }
+  if (isInterrupted()) throw queryFailure('query_timeout');
+  return value;
+}
+
+/** A time value as an RFC 3339 instant: dates start at midnight UTC, timestamps without zone are UTC. */
+function toInstant(value: JsonValue): string | null {
+  if (typeof value !== 'string') return null;
+  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) return `${value}T00:00:00Z`;
+  return /[Zz]|[+-]\d{2}:\d{2}$/.test(value) ? value : `${value}Z`;
+}
+
+/** The SQL conditions of a filter, every one of them to hold. */
+function filterSql(filter: FeatureFilter, shape: FileShape, crs: string): string[] {
+  const conditions: string[] = [];
+  if (filter.boxes.length > 0) {
+    if (!shape.geometry) return ['FALSE'];
+    const geometry = quoteIdentifier(shape.geometry);
+    const boxes = filter.boxes.map((box) => toFileBox(box, crs));
+    conditions.push(`(${boxes.map((box) => `(${envelopeTest(geometry, shape.hasBbox, box)})`).join(' OR ')})`);
+  }
+  if (filter.time) conditions.push(...timeSql(filter.time));
+  for (const { column, type, value } of filter.equals) conditions.push(`${quoteIdentifier(column)} = ${literalOf(type, value)}`);
+  return conditions;
+}
+
+/** A CRS84 box in the file's CRS: densified edges, and latitudes kept off the poles, where projections diverge. */
+function toFileBox(box: Envelope, crs: string): Envelope {
+  if (isLonLat(crs)) return box;
+  const [west, south, east, north] = box;
+  return reprojectBounds([west, Math.max(south, -89.9), east, Math.min(north, 89.9)], 'EPSG:4326', crs);
+}
+
+function timeSql(time: NonNullable<FeatureFilter['time']>): string[] {
+  const column = quoteIdentifier(time.column);
+  // Dates match when their day meets the interval; timestamps without zone are taken as UTC.
+  const literal = (instant: string) => (time.type === 'date' ? `DATE '${instant.slice(0, 10)}'` : `TIMESTAMP '${instant.slice(0, 23).replace('T', ' ')}'`);
+  const value = time.type === 'date' ? column : `CAST(${column} AS TIMESTAMP)`;
+  const conditions = [`${column} IS NOT NULL`];
+  if (time.start !== null) conditions.push(`${value} >= ${literal(time.start)}`);
+  if (time.end !== null) conditions.push(`${value} <= ${literal(time.end)}`);
+  return conditions;
+}
+
+/** A value as an SQL literal of its type; the API process has checked its spelling, this only guards the SQL. */
+function literalOf(type: EqualityFilter['type'], value: string): string {
+  if (type === 'integer' && /^-?\d{1,19}$/.test(value)) return value;
+  if (type === 'number' && Number.isFinite(Number(value))) return `${Number(value)}::DOUBLE`;
+  if (type === 'boolean' && (value === 'true' || value === 'false')) return value;
+  if (type === 'string') return quoteLiteral(value);
+  return 'NULL';
+}
+
+/**
+ * Rows (row number, geometry, properties) as GeoJSON features in CRS84, stopping before their JSON passes
+ * `maxBytes` (at least one feature is kept, so paging always moves on).
+ */
+function toFeatures(rows: DuckDBValue[][], shape: FileShape, crs: string, maxBytes: number): FeatureRow[] {
+  const project = isLonLat(crs) ? undefined : proj4(crs, 'EPSG:4326').forward;
+  const converter = createValueConverter(project ? { project: (position) => project(position) as [number, number] } : {});
+  const features: FeatureRow[] = [];
+  let size = 0;
+  for (const values of rows) {
+    // Column names come from the file: no prototype, so a column named __proto__ stays a property.
+    const properties: Record<string, JsonValue> = Object.create(null);
+    shape.properties.forEach((name, index) => (properties[name] = converter.convert(values[index + 2] ?? null, false)));
+    const feature = { id: Number(values[0]), geometry: converter.convert(values[1] ?? null, true), properties };
+    size += JSON.stringify(feature).length + 1;
+    if (features.length > 0 && size > maxBytes) break;
+    features.push(feature);
+  }
+  return features;
+}

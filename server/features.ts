@@ -1,0 +1,190 @@
+import type { H3, H3Event } from 'h3';
+import { FastResponse } from 'srvx';
+import type { CatalogIndex } from '../core/catalog-index.ts';
+import { renderCollection, renderCollections, renderConformance, renderFeature, renderFeatureCollection, renderLandingPage, renderQueryables } from '../core/api/ogc/documents.ts';
+import { COUNT_MAX_ROWS, isFiltered, itemsUrl, neighbourCursors, parseItemsRequest, toFeatureFilter } from '../core/api/ogc/items.ts';
+import { listFeatureLayers, type FeatureLayer } from '../core/api/ogc/layers.ts';
+import { DEFAULT_FEATURE_LIMIT } from '../core/api/ogc/params.ts';
+import { createFeaturesOpenApiDocument, OGC_ROUTES, OGC_TYPES } from '../core/api/ogc/routes.ts';
+import type { ParseFailure, PathValues, Route } from '../core/api/route-table.ts';
+import { serializeJson } from '../core/static-files.ts';
+import { QueryFailure } from '../query/errors.ts';
+import type { FeatureFile, QueryService } from '../query/service.ts';
+import type { OgcException, OgcFeature } from '../schemas/ogc.ts';
+import { CORS_HEADERS } from './headers.ts';
+import { respondComputed } from './responses.ts';
+
+/** What the /features routes read: the build in force and the query engine. */
+export interface FeatureRouteOptions {
+  queries: QueryService;
+  /** The catalog of the build being served, its `{base_url}`, and an id that changes with every build. */
+  catalog: () => { index: CatalogIndex; baseUrl: string; buildId: string };
+  cacheMaxAge: number;
+}
+
+type OgcRouteId = keyof typeof OGC_ROUTES;
+type Handler = (event: H3Event, path: Record<string, unknown>) => Promise<Response>;
+
+/** An OGC exception to answer, with its status and headers. */
+class OgcError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, code: string, description: string, headers: Record<string, string> = {}) {
+    super(description);
+    this.status = status;
+    this.code = code;
+    this.headers = headers;
+  }
+}
+
+const invalid = (failure: ParseFailure) => new OgcError(400, 'invalid_parameter', failure.detail);
+const notFound = (what: string) => new OgcError(404, 'not_found', what);
+
+/**
+ * Registers OGC API - Features at /features: thin adapters over the route table (core/api/ogc), the catalog
+ * index and the query engine, whose `features` reads run in the same worker pool and sandbox as /api/queries.
+ * Every error is an OGC exception `{code, description}`: 400 for a bad parameter, 404 for an unknown
+ * collection, feature or path (never the site's 404 page), 405 for another method, and the query engine's
+ * failures with their own status (503 with Retry-After, 504 at the deadline).
+ */
+export function registerFeatureRoutes(app: H3, options: FeatureRouteOptions): void {
+  const { queries, catalog } = options;
+  const intervals = createIntervalCache(queries);
+  const layerOf = (path: Record<string, unknown>): FeatureLayer => {
+    const layer = listFeatureLayers(catalog().index).get(String(path.collectionId));
+    if (!layer) throw notFound(`There is no collection "${String(path.collectionId).slice(0, 100)}"; /features/collections lists them.`);
+    return layer;
+  };
+  const collectionOf = async (layer: FeatureLayer) => {
+    const { baseUrl, buildId } = catalog();
+    return renderCollection(baseUrl, layer, await intervals.get(buildId, layer));
+  };
+  const handlers: Record<OgcRouteId, Handler> = {
+    getFeaturesLanding: async (event) => answer(event, renderLandingPage(catalog().baseUrl)),
+    getFeaturesConformance: async (event) => answer(event, renderConformance()),
+    getFeaturesApi: async (event) => answer(event, createFeaturesOpenApiDocument(catalog().baseUrl), OGC_TYPES.openapi),
+    getFeatureCollections: async (event) => {
+      const layers = [...listFeatureLayers(catalog().index).values()];
+      return answer(event, renderCollections(catalog().baseUrl, await Promise.all(layers.map(collectionOf))));
+    },
+    getFeatureCollection: async (event, path) => answer(event, await collectionOf(layerOf(path))),
+    getFeatureQueryables: async (event, path) => answer(event, renderQueryables(catalog().baseUrl, layerOf(path)), OGC_TYPES.schema),
+    getFeatures: async (event, path) => answer(event, await readItems(layerOf(path), event.url.searchParams), OGC_TYPES.geojson),
+    getFeature: async (event, path) => {
+      const layer = layerOf(path);
+      const id = Number(path.featureId);
+      const known = layer.source.metadata?.feature_count;
+      const [feature] = typeof known === 'number' && id >= known ? [] : (await queries.features(fileOf(layer), { mode: 'one', id })).items;
+      if (!feature) throw notFound(`Collection "${layer.id}" has no feature ${id}; ids are row positions from 0.`);
+      return answer(event, renderFeature(catalog().baseUrl, layer, feature as OgcFeature), OGC_TYPES.geojson);
+    },
+  };
+
+  /** A page of items: the engine reads it, numberMatched comes from the catalog when no filter applies. */
+  const readItems = async (layer: FeatureLayer, params: URLSearchParams) => {
+    const { baseUrl } = catalog();
+    const parsed = parseItemsRequest(layer, params);
+    if (!parsed.ok) throw invalid(parsed);
+    const request = parsed.value;
+    const filter = toFeatureFilter(layer, request);
+    const rows = typeof layer.source.metadata?.feature_count === 'number' ? layer.source.metadata.feature_count : undefined;
+    const filtered = isFiltered(request);
+    const { limit = DEFAULT_FEATURE_LIMIT, after, before } = request.values;
+    const page = filter === null
+      ? { items: [], hasMore: false, matched: 0 }
+      : await queries.features(fileOf(layer), {
+        mode: 'page', filter, limit, count: filtered && rows !== undefined && rows <= COUNT_MAX_ROWS,
+        ...(after === undefined ? {} : { after }), ...(before === undefined ? {} : { before }),
+      });
+    const cursors = neighbourCursors(request, page.items.map((item) => item.id), page.hasMore);
+    const links = {
+      self: itemsUrl(baseUrl, layer, request, { ...(after === undefined ? {} : { after }), ...(before === undefined ? {} : { before }) }),
+      ...(cursors.next ? { next: itemsUrl(baseUrl, layer, request, cursors.next) } : {}),
+      ...(cursors.prev ? { prev: itemsUrl(baseUrl, layer, request, cursors.prev) } : {}),
+    };
+    const features = page.items.map((item) => ({ type: 'Feature' as const, ...item }) as OgcFeature);
+    return renderFeatureCollection(baseUrl, layer, features, links, filtered ? page.matched : rows);
+  };
+
+  for (const [id, route] of Object.entries(OGC_ROUTES) as [OgcRouteId, Route][]) {
+    for (const method of ['GET', 'HEAD'] as const) {
+      app.on(method, route.h3Path, (event) => guard(() => {
+        const path = route.parsePath(event.context.params ?? {});
+        if (!path.ok) throw notFound(`No such ${path.name === 'featureId' ? 'feature' : 'collection'}: ${path.detail}.`);
+        return handlers[id](event, path.value as PathValues<Record<string, never>>);
+      }));
+    }
+    app.all(route.h3Path, () => guard(() => {
+      throw new OgcError(405, 'method_not_allowed', 'The /features routes are read-only: GET and HEAD.', { allow: 'GET, HEAD, OPTIONS' });
+    }));
+  }
+  app.all('/features/**', () => guard(() => {
+    throw notFound('There is no such /features path; the landing page /features links every resource.');
+  }));
+
+  function answer(event: H3Event, body: unknown, type: string = OGC_TYPES.json): Response {
+    return respondComputed(event.req, serializeJson(body), { type, cacheMaxAge: options.cacheMaxAge });
+  }
+}
+
+/** The file a layer's features are read from. */
+function fileOf(layer: FeatureLayer): FeatureFile {
+  return { key: layer.id, path: layer.path, crs: layer.source.stored?.crs ?? null, geometryColumn: layer.source.stored?.geometry_column ?? null };
+}
+
+/**
+ * Time extents of the layers that have a time column, read once per build (a min/max answered from the
+ * Parquet statistics); a failed read is not kept, so the next request tries again.
+ */
+function createIntervalCache(queries: QueryService) {
+  let build = '';
+  const cache = new Map<string, Promise<[string | null, string | null] | undefined>>();
+  return {
+    get(buildId: string, layer: FeatureLayer): Promise<[string | null, string | null] | undefined> {
+      if (!layer.timeColumn) return Promise.resolve(undefined);
+      if (buildId !== build) {
+        cache.clear();
+        build = buildId;
+      }
+      let interval = cache.get(layer.id);
+      if (!interval) {
+        interval = queries.features(fileOf(layer), { mode: 'time-extent', column: layer.timeColumn.name }).then((value) => value.interval, () => {
+          cache.delete(layer.id);
+          return undefined;
+        });
+        cache.set(layer.id, interval);
+      }
+      return interval;
+    },
+  };
+}
+
+/** Runs a handler and turns whatever it throws into an OGC exception document. */
+async function guard(handler: () => Response | Promise<Response>): Promise<Response> {
+  try {
+    return await handler();
+  } catch (error) {
+    return respondException(toOgcError(error));
+  }
+}
+
+function toOgcError(error: unknown): OgcError {
+  if (error instanceof OgcError) return error;
+  if (error instanceof QueryFailure) {
+    const headers: Record<string, string> = error.retryAfter === undefined ? {} : { 'retry-after': String(error.retryAfter) };
+    return new OgcError(error.body.status, error.body.code, error.body.message, headers);
+  }
+  console.error('unexpected error on /features', error);
+  return new OgcError(500, 'internal_error', 'An unexpected error occurred; it has been logged.');
+}
+
+function respondException(error: OgcError): Response {
+  const body: OgcException = { code: error.code, description: error.message };
+  const text = JSON.stringify(body);
+  return new FastResponse(text, {
+    status: error.status,
+    headers: { ...CORS_HEADERS, ...error.headers, 'content-type': OGC_TYPES.json, 'cache-control': 'no-store', 'content-length': String(Buffer.byteLength(text)) },
+  });
+}

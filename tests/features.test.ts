@@ -1,0 +1,336 @@
+import { execFile } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { Ajv, type ValidateFunction } from 'ajv';
+import * as ajvFormats from 'ajv-formats';
+import proj4 from 'proj4';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { encodeWkb } from '../core/geo/wkb.ts';
+import { buildCatalog } from '../generator/build.ts';
+import { loadConfig } from '../runtime/config.ts';
+import { createServer, type GeoshelfServer } from '../server/app.ts';
+import { makeTempDir, ROOT } from './helpers/catalog.ts';
+import { TEST_KEYS } from './helpers/queries.ts';
+import { startGeoshelf, type RunningSite } from './helpers/web-app.ts';
+
+const SCHEMAS = join(ROOT, '..', 'shared', 'spec-schemas', 'ogcapi-features', 'core', 'openapi', 'schemas');
+const hasSchemas = existsSync(SCHEMAS);
+if (!hasSchemas) console.warn(`features: ${SCHEMAS} is absent, so answers are not validated against the OGC schemas`);
+const hasGdal = await promisify(execFile)('ogrinfo', ['--version']).then(() => true, () => false);
+if (!hasGdal) console.warn('features: ogrinfo is absent (apt-get install -y gdal-bin), so the GDAL OAPIF tests are skipped');
+const run = promisify(execFile);
+
+/** The OGC core schemas (YAML, JSON Schema 2020-12 spelling) compiled with ajv, by file name. */
+function loadOgcSchemas(): (name: string) => ValidateFunction {
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  (ajvFormats as unknown as { default: (ajv: Ajv) => Ajv }).default(ajv);
+  // YAML reads `type: null` as null; JSON Schema means the type "null".
+  const fix = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(fix);
+    if (value === null || typeof value !== 'object') return value;
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, key === 'type' && inner === null ? 'null' : key === 'type' && Array.isArray(inner) ? inner.map((type) => type ?? 'null') : fix(inner)]));
+  };
+  for (const file of readdirSync(SCHEMAS)) {
+    for (const [index, document] of readFileSync(join(SCHEMAS, file), 'utf8').split(/^---$/m).entries()) {
+      if (index === 0) ajv.addSchema({ ...(fix(parseYaml(document)) as object), $id: `https://ogc.test/schemas/${file}` });
+    }
+  }
+  return (name) => ajv.getSchema(`https://ogc.test/schemas/${name}`)!;
+}
+
+let site: RunningSite;
+let duck: DuckDBConnection;
+let instance: DuckDBInstance;
+let validate: (name: string) => ValidateFunction;
+
+const COUNTRIES = 'natural-earth.countries.countries-110m';
+const CITIES = 'geonames.cities.cities-15000';
+const dataPath = (relative: string) => join(ROOT, 'catalog-data', 'data', relative);
+
+async function getJson(path: string): Promise<{ status: number; type: string | null; body: any }> {
+  const response = await fetch(path.startsWith('http') ? path : `${site.origin}${path}`);
+  return { status: response.status, type: response.headers.get('content-type'), body: await response.json() };
+}
+
+function expectValid(schema: string, document: unknown): void {
+  if (!hasSchemas) return;
+  const check = validate(schema);
+  expect(check(document), JSON.stringify(check.errors?.slice(0, 3))).toBe(true);
+}
+
+/** Row numbers (ids) of a file where `where` holds, as DuckDB reads them. */
+async function duckIds(file: string, where = 'TRUE'): Promise<number[]> {
+  const rows = (await duck.runAndReadAll(`SELECT file_row_number FROM read_parquet('${dataPath(file)}', file_row_number = true) WHERE ${where} ORDER BY 1`)).getRows();
+  return rows.map((row) => Number(row[0]));
+}
+
+/** Every feature of a request, following next links. */
+async function walk(path: string): Promise<{ ids: number[]; pages: number; names: unknown[] }> {
+  const ids: number[] = [];
+  const names: unknown[] = [];
+  let pages = 0;
+  let next: string | undefined = path;
+  while (next) {
+    const { body } = await getJson(next);
+    expectValid('featureCollectionGeoJSON.yaml', body);
+    ids.push(...body.features.map((feature: { id: number }) => feature.id));
+    names.push(...body.features.map((feature: { properties: { name?: unknown } }) => feature.properties.name));
+    next = body.links.find((link: { rel: string }) => link.rel === 'next')?.href;
+    pages++;
+  }
+  return { ids, pages, names };
+}
+
+beforeAll(async () => {
+  site = await startGeoshelf();
+  instance = await DuckDBInstance.create(':memory:');
+  duck = await instance.connect();
+  if (hasSchemas) validate = loadOgcSchemas();
+});
+afterAll(async () => {
+  duck?.closeSync();
+  instance?.closeSync();
+  await site?.close();
+});
+
+describe.skipIf(!hasSchemas)('answers validate against the OGC API - Features core schemas', () => {
+  it.each([
+    ['/features', 'landingPage.yaml'],
+    ['/features/conformance', 'confClasses.yaml'],
+    ['/features/collections', 'collections.yaml'],
+    [`/features/collections/${COUNTRIES}`, 'collection.yaml'],
+    [`/features/collections/${COUNTRIES}/items?limit=3`, 'featureCollectionGeoJSON.yaml'],
+    [`/features/collections/${COUNTRIES}/items/4`, 'featureGeoJSON.yaml'],
+  ])('%s is a valid %s', async (path, schema) => {
+    const { status, body } = await getJson(path);
+    expect(status).toBe(200);
+    expectValid(schema, body);
+  });
+});
+
+describe('OGC API - Features over the sample catalog', () => {
+  it('the landing page links the OpenAPI 3.0 document, the docs, conformance and the collections', async () => {
+    const { body } = await getJson('/features');
+    const rels = Object.fromEntries(body.links.map((link: { rel: string; href: string; type: string }) => [link.rel, link]));
+    expect(rels['service-desc']).toEqual(expect.objectContaining({ href: `${site.origin}/features/api`, type: 'application/vnd.oai.openapi+json;version=3.0' }));
+    expect(rels['service-doc'].href).toBe(`${site.origin}/developers/`);
+    const api = await getJson(rels['service-desc'].href);
+    expect(api.body.openapi).toBe('3.0.3');
+    expect(Object.keys(api.body.paths)).toContain('/features/collections/{collectionId}/items');
+  });
+
+  it('lists a collection per GeoParquet file, with its extent, items link and CRS84', async () => {
+    const { body } = await getJson('/features/collections');
+    const countries = body.collections.find((collection: { id: string }) => collection.id === COUNTRIES);
+    expect(countries.title).toBe('Admin-0 countries: Countries, 1:110 million');
+    expect(countries.extent.spatial.bbox[0]).toHaveLength(4);
+    expect(countries.crs).toEqual(['http://www.opengis.net/def/crs/OGC/1.3/CRS84']);
+    expect(countries.links.find((link: { rel: string }) => link.rel === 'items').type).toBe('application/geo+json');
+    expect(body.collections.every((collection: { id: string }) => /^[a-z0-9-]+\.[a-z0-9-]+\.[a-z0-9-]+$/.test(collection.id))).toBe(true);
+  });
+
+  it('walking next links of a whole collection gives every row exactly once, in file order', async () => {
+    const walked = await walk(`/features/collections/${COUNTRIES}/items?limit=25`);
+    const rows = (await duck.runAndReadAll(`SELECT file_row_number, name FROM read_parquet('${dataPath('natural-earth/countries/2.0.2/countries-110m.parquet')}', file_row_number = true) ORDER BY 1`)).getRows();
+    expect(walked.ids).toEqual(rows.map((row) => Number(row[0])));
+    expect(walked.names).toEqual(rows.map((row) => row[1]));
+    expect(walked.pages).toBe(Math.ceil(rows.length / 25));
+  });
+
+  it('a prev link leads back to the page before', async () => {
+    const first = await getJson(`/features/collections/${COUNTRIES}/items?limit=5&name=France`);
+    expect(first.body.features.map((feature: { properties: { name: string } }) => feature.properties.name)).toEqual(['France']);
+    const page1 = await getJson(`/features/collections/${COUNTRIES}/items?limit=5`);
+    const page2 = await getJson(page1.body.links.find((link: { rel: string }) => link.rel === 'next').href);
+    const back = await getJson(page2.body.links.find((link: { rel: string }) => link.rel === 'prev').href);
+    expect(back.body.features.map((feature: { id: number }) => feature.id)).toEqual([0, 1, 2, 3, 4]);
+    const filtered = await walk(`/features/collections/${CITIES}/items?limit=40&bbox=0,40,20,60`);
+    const second = await getJson(`/features/collections/${CITIES}/items?limit=40&bbox=0,40,20,60&after=${filtered.ids[79]}`);
+    const previous = await getJson(second.body.links.find((link: { rel: string }) => link.rel === 'prev').href);
+    expect(previous.body.features.map((feature: { id: number }) => feature.id)).toEqual(filtered.ids.slice(40, 80));
+  });
+
+  it.each([
+    ['a box', '0,40,20,60', 'bbox.xmax >= 0 AND bbox.xmin <= 20 AND bbox.ymax >= 40 AND bbox.ymin <= 60'],
+    ['a box across the antimeridian', '170,-50,-170,0', '(bbox.xmax >= 170 OR bbox.xmin <= -170) AND bbox.ymax >= -50 AND bbox.ymin <= 0'],
+  ])('a bbox filter (%s) returns what DuckDB finds in the file', async (_, bbox, where) => {
+    const walked = await walk(`/features/collections/${CITIES}/items?limit=500&bbox=${bbox}`);
+    const expected = await duckIds('geonames/cities/3.1.0/cities-15000.parquet', where);
+    expect(expected.length).toBeGreaterThan(10);
+    expect(walked.ids).toEqual(expected);
+    const { body } = await getJson(`/features/collections/${CITIES}/items?bbox=${bbox}`);
+    expect(body.numberMatched).toBe(expected.length);
+  });
+
+  it('answers a feature by id, the same as in its page', async () => {
+    const page = await getJson(`/features/collections/${COUNTRIES}/items?after=9&limit=1`);
+    const feature = await getJson(`/features/collections/${COUNTRIES}/items/10`);
+    expect(feature.type).toBe('application/geo+json');
+    expect(page.body.features[0]).toEqual(expect.objectContaining({ id: 10, geometry: feature.body.geometry, properties: feature.body.properties }));
+  });
+
+  it('clamps a limit above 10,000 to 10,000 and counts without filters from the catalog', async () => {
+    const { status, body } = await getJson('/features/collections/geonames.cities.cities-1000/items?limit=20000');
+    expect(status).toBe(200);
+    expect(body.numberReturned).toBe(10_000);
+    expect(body.numberMatched).toBe((await duckIds('geonames/cities/3.1.0/cities-1000.parquet')).length);
+    expect(body.links.find((link: { rel: string }) => link.rel === 'next').href).toContain('limit=10000');
+  });
+
+  it.each([
+    ['bbox with 3 numbers', `/features/collections/${COUNTRIES}/items?bbox=1,2,3`, 400],
+    ['bbox with south above north', `/features/collections/${COUNTRIES}/items?bbox=0,50,10,40`, 400],
+    ['bbox in another CRS', `/features/collections/${COUNTRIES}/items?bbox=0,0,1,1&bbox-crs=EPSG:3857`, 400],
+    ['limit=abc', `/features/collections/${COUNTRIES}/items?limit=abc`, 400],
+    ['limit=0', `/features/collections/${COUNTRIES}/items?limit=0`, 400],
+    ['datetime=yesterday', `/features/collections/${COUNTRIES}/items?datetime=yesterday`, 400],
+    ['an interval that ends before it starts', `/features/collections/${COUNTRIES}/items?datetime=2020-02-01/2020-01-01`, 400],
+    ['an interval open at both ends', `/features/collections/${COUNTRIES}/items?datetime=../..`, 400],
+    ['an unknown parameter', `/features/collections/${COUNTRIES}/items?colour=red`, 400],
+    ['a text filter on a number', '/features/collections/geonames.cities.cities-15000/items?population=many', 400],
+    ['after and before together', `/features/collections/${COUNTRIES}/items?after=1&before=5`, 400],
+    ['an unknown collection', '/features/collections/nope.nope.nope/items', 404],
+    ['a malformed collection id', '/features/collections/nope', 404],
+    ['an unknown feature', `/features/collections/${COUNTRIES}/items/177`, 404],
+    ['a feature id with a leading zero', `/features/collections/${COUNTRIES}/items/01`, 404],
+    ['an unknown path under /features', '/features/nothing/here', 404],
+  ])('%s answers %i with an exception document', async (_, path, status) => {
+    const response = await getJson(path);
+    expect(response.status).toBe(status);
+    expect(response.type).toBe('application/json');
+    expect(response.body).toEqual({ code: expect.any(String), description: expect.any(String) });
+  });
+
+  it('filters by equality on queryables listed by the queryables route', async () => {
+    const queryables = await getJson(`/features/collections/${COUNTRIES}/queryables`);
+    expect(queryables.type).toBe('application/schema+json');
+    expect(queryables.body.properties.name).toEqual(expect.objectContaining({ type: 'string' }));
+    const { body } = await getJson(`/features/collections/${COUNTRIES}/items?name=${encodeURIComponent("Côte d'Ivoire")}`);
+    expect(body.features.map((feature: { properties: { name: string } }) => feature.properties.name)).toEqual(["Côte d'Ivoire"]);
+    expect(body.numberMatched).toBe(1);
+  });
+
+  it('a datetime on a collection without a time column matches no feature', async () => {
+    const { status, body } = await getJson(`/features/collections/${COUNTRIES}/items?datetime=2020-01-01T00:00:00Z/..`);
+    expect(status).toBe(200);
+    expect(body).toEqual(expect.objectContaining({ numberReturned: 0, numberMatched: 0, features: [] }));
+  });
+});
+
+describe('a GeoParquet file in EPSG:3857 with a date column', () => {
+  const PLACES: [string, number, number, string][] = [
+    ['Paris', 2.3522, 48.8566, '2021-03-01'], ['Nairobi', 36.8219, -1.2921, '2021-06-15'], ['Lima', -77.0428, -12.0464, '2022-01-10'],
+    ['Suva', 178.4419, -18.1416, '2022-07-04'], ['Oslo', 10.7522, 59.9139, '2023-02-28'],
+  ];
+  let server: GeoshelfServer;
+  let root: string;
+  const get = async (path: string) => {
+    const response = await server.fetch(new Request(`https://fixture.example.org${path}`));
+    return { status: response.status, body: await response.json() as any };
+  };
+
+  beforeAll(async () => {
+    root = await makeTempDir('geoshelf-features-');
+    const dataDir = join(root, 'data');
+    await mkdir(dataDir, { recursive: true });
+    await writeMercatorPlaces(join(dataDir, 'places-3857.parquet'), PLACES);
+    const catalogDir = join(root, 'catalog');
+    await mkdir(join(catalogDir, 'collections'), { recursive: true });
+    await mkdir(join(catalogDir, 'datasets'), { recursive: true });
+    for (const file of ['formats.yaml', 'storage-locations.yaml']) await writeFile(join(catalogDir, file), await readFile(join(ROOT, 'catalog-data', file), 'utf8'));
+    await writeFile(join(catalogDir, 'collections/fixtures.yaml'), 'slug: fixtures\nname: Fixtures\n');
+    await writeFile(join(catalogDir, 'datasets/places.yaml'), [
+      'slug: places', 'collection: fixtures', 'name: Places', 'files:', '  - slug: places-3857', '    name: Places in Web Mercator', '    formats:',
+      '      - format: geoparquet', '        sources:', '          - version: 1', '            path: places-3857.parquet', '',
+    ].join('\n'));
+    const config = loadConfig({}, { catalogDir, dataDir, distDir: join(root, 'dist'), cacheDir: join(root, 'cache'), baseUrl: 'https://fixture.example.org', ci: 'true' });
+    await buildCatalog({ config });
+    server = createServer({ config: { ...config, queryKeys: TEST_KEYS } });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('returns geometries in CRS84 and a temporal extent from the date column', async () => {
+    const { body } = await get('/features/collections/fixtures.places.places-3857/items');
+    expect(body.features).toHaveLength(PLACES.length);
+    for (const [index, [name, lon, lat]] of PLACES.entries()) {
+      expect(body.features[index].properties.name).toBe(name);
+      expect(body.features[index].geometry.coordinates[0]).toBeCloseTo(lon, 6);
+      expect(body.features[index].geometry.coordinates[1]).toBeCloseTo(lat, 6);
+    }
+    const collection = await get('/features/collections/fixtures.places.places-3857');
+    expect(collection.body.extent.temporal.interval).toEqual([['2021-03-01T00:00:00Z', '2023-02-28T00:00:00Z']]);
+    expect(collection.body.extent.spatial.bbox[0][0]).toBeCloseTo(-77.0428, 3);
+  });
+
+  it('filters a bbox given in CRS84 against the projected file', async () => {
+    const europe = await get('/features/collections/fixtures.places.places-3857/items?bbox=-10,35,30,70');
+    expect(europe.body.features.map((feature: { properties: { name: string } }) => feature.properties.name)).toEqual(['Paris', 'Oslo']);
+    const pacific = await get('/features/collections/fixtures.places.places-3857/items?bbox=170,-30,-170,0');
+    expect(pacific.body.features.map((feature: { properties: { name: string } }) => feature.properties.name)).toEqual(['Suva']);
+  });
+
+  it.each([
+    ['2022-01-10', ['Lima']],
+    ['2021-06-01T00:00:00Z/2022-06-30T23:59:59Z', ['Nairobi', 'Lima']],
+    ['../2021-12-31T00:00:00+02:00', ['Paris', 'Nairobi']],
+    ['2023-01-01T00:00:00Z/..', ['Oslo']],
+  ])('datetime=%s selects by the date column', async (datetime, names) => {
+    const { body } = await get(`/features/collections/fixtures.places.places-3857/items?datetime=${encodeURIComponent(datetime)}`);
+    expect(body.features.map((feature: { properties: { name: string } }) => feature.properties.name)).toEqual(names);
+    expect(body.numberMatched).toBe(names.length);
+  });
+});
+
+describe.skipIf(!hasGdal)('GDAL reads the API with its OAPIF driver', () => {
+  const base = () => `OAPIF:${site.origin}/features`;
+
+  it('ogrinfo finds the catalogued count and geometry type', async () => {
+    const { stdout } = await run('ogrinfo', ['-so', base(), 'geonames.megacities.megacities'], { timeout: 60_000 });
+    const catalog = await getJson('/api/collections/geonames/datasets/megacities/files/megacities');
+    const count = (await duckIds('geonames/megacities/3.1.0/megacities.parquet')).length;
+    expect(catalog.status).toBe(200);
+    expect(stdout).toContain('Geometry: Point');
+    expect(stdout).toContain(`Feature Count: ${count}`);
+  });
+
+  it('ogr2ogr copies a whole collection', async () => {
+    const out = join(await makeTempDir('geoshelf-ogr-'), 'countries.json');
+    await run('ogr2ogr', ['-f', 'GeoJSON', out, base(), COUNTRIES], { timeout: 120_000 });
+    const copied = JSON.parse(await readFile(out, 'utf8'));
+    expect(copied.features).toHaveLength((await duckIds('natural-earth/countries/2.0.2/countries-110m.parquet')).length);
+    await rm(join(out, '..'), { recursive: true, force: true });
+  });
+
+  it('ogrinfo -spat reads a bbox-filtered layer with the right count', async () => {
+    const { stdout } = await run('ogrinfo', ['-so', '-spat', '0', '40', '20', '60', base(), COUNTRIES], { timeout: 60_000 });
+    const { body } = await getJson(`/features/collections/${COUNTRIES}/items?bbox=0,40,20,60&limit=1000`);
+    expect(body.numberReturned).toBeGreaterThan(5);
+    expect(stdout).toContain(`Feature Count: ${body.numberReturned}`);
+  });
+});
+
+/** A GeoParquet file of points in EPSG:3857 (PROJJSON id in its geo metadata) with a bbox covering and a date column. */
+async function writeMercatorPlaces(path: string, places: [string, number, number, string][]): Promise<void> {
+  const db = await DuckDBInstance.create(':memory:');
+  const connection = await db.connect();
+  const rows = places.map(([name, lon, lat, date]) => {
+    const [x, y] = proj4('EPSG:4326', 'EPSG:3857').forward([lon, lat]);
+    const hex = Buffer.from(encodeWkb({ type: 'Point', coordinates: [x!, y!] })).toString('hex');
+    return `('${name}', DATE '${date}', from_hex('${hex}'), ${x}, ${y})`;
+  });
+  const geo = JSON.stringify({
+    version: '1.1.0', primary_column: 'geometry',
+    columns: { geometry: { encoding: 'WKB', geometry_types: ['Point'], crs: { id: { authority: 'EPSG', code: 3857 } }, covering: { bbox: { xmin: ['bbox', 'xmin'], ymin: ['bbox', 'ymin'], xmax: ['bbox', 'xmax'], ymax: ['bbox', 'ymax'] } } } },
+  });
+  await connection.run(`COPY (SELECT name, observed_on, st_geomfromwkb(wkb) AS geometry, {'xmin': x, 'ymin': y, 'xmax': x, 'ymax': y} AS bbox
+    FROM (VALUES ${rows.join(', ')}) AS t(name, observed_on, wkb, x, y)) TO '${path}' (FORMAT parquet, GEOPARQUET_VERSION 'NONE', KV_METADATA {geo: '${geo}'})`);
+  connection.closeSync();
+  db.closeSync();
+}
