@@ -7,10 +7,13 @@ import { benchCompression } from './compression-bench.ts';
 import { benchEnrichment } from './enrich-bench.ts';
 import { benchListings } from './listing-bench.ts';
 import { benchQueries } from './query-bench.ts';
+import { benchFeatures } from './features-bench.ts';
 import { benchQueryLoad } from './query-load-bench.ts';
 import { benchPreview } from './preview-bench.ts';
 import { benchSearch } from './search-bench.ts';
 import { benchSite } from './site-bench.ts';
+import { benchStacBuild } from './stac-build-bench.ts';
+import { benchStacSearch } from './stac-search-bench.ts';
 import { benchStaticReads } from './static-bench.ts';
 
 /** Shared state of one bench run: its scratch folder and the figures printed so far. */
@@ -34,6 +37,9 @@ const SECTIONS: Record<string, (bench: BenchContext) => Promise<void>> = {
   site: benchSite,
   preview: benchPreview,
   search: benchSearch,
+  'stac-build': benchStacBuild,
+  'stac-search': benchStacSearch,
+  features: benchFeatures,
 };
 
 async function main(): Promise<void> {

@@ -21,7 +21,7 @@ export async function benchSite(bench: BenchContext): Promise<void> {
   const { model } = await loadCatalogModel({ config });
   const index = createCatalogIndex(model, { baseUrl: config.baseUrl, storageBaseUrl: config.storageBaseUrl });
   const context = createRenderContext(index);
-  const jobs = model.collections.flatMap((collection) => collection.datasets.flatMap((dataset) => listDatasetPages(context, collection, dataset)));
+  const jobs = model.collections.flatMap((collection) => collection.datasets.flatMap((dataset) => listDatasetPages(context, collection, dataset, { queryOrigin: '' })));
   const pages = Array.from({ length: PAGES }, (_, position) => jobs[position % jobs.length]!.page);
 
   const compileStarted = performance.now();

@@ -35,6 +35,8 @@ export const PROBLEM_DIR = '_problems';
 
 /** Dataset slugs that would collide with fixed routes. */
 export const RESERVED_DATASET_SLUGS = ['tags'] as const;
+/** Collection slugs that would collide with a fixed path: the static STAC catalog is /stac/{collection}, beside the STAC API at /stac/api. */
+export const RESERVED_COLLECTION_SLUGS = ['api'] as const;
 
 /** Content type of Problem documents (RFC 9457). */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';

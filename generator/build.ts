@@ -36,6 +36,8 @@ export interface BuildOptions {
   progress?: ProgressReporter;
   /** Current time, for the creation date of new ids. */
   now?: Date;
+  /** Leave out the static STAC tree; for the build benchmark only, which measures what the tree costs. */
+  skipStac?: boolean;
 }
 
 /** What a build did. */
@@ -80,7 +82,8 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
   });
   const rendered = renderTree(index, {
     searchSliceTerms: config.searchSliceTerms,
-    fingerprint: `${code}:${config.searchSliceTerms}:${site.fingerprint}`,
+    fingerprint: `${code}:${config.searchSliceTerms}:${site.fingerprint}${options.skipStac ? ':no-stac' : ''}`,
+    skipStac: options.skipStac,
     datasetJson: serialized.datasetJson,
     site: site.scopes,
     ...(previousManifest && previousState ? { previous: { state: previousState, manifest: previousManifest } } : {}),

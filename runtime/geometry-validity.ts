@@ -5,6 +5,7 @@
  * checks validity (a query worker computing bounds) never loads it.
  */
 import type { InvalidGeometryReason } from '../schemas/file-metadata.ts';
+import { openGeosContext, type Geos } from './geos.ts';
 
 /** Checks WKB geometries one at a time. Synchronous and not re-entrant, like the WKB readers. */
 export interface GeometryValidator {
@@ -49,16 +50,9 @@ export function reasonOfReadError(message: string): InvalidGeometryReason {
   return 'malformed';
 }
 
-/** The parts of geos-wasm used here; its bundled types mistype the Emscripten runtime helpers. */
-interface Geos {
-  Module: { HEAPU8: Uint8Array; _malloc(size: number): number; _free(pointer: number): void; UTF8ToString(pointer: number): string; addFunction(fn: (message: number) => void, signature: string): number };
-  GEOS_init_r(): number;
-  GEOSContext_setErrorMessageHandler_r(context: number, handler: number, data: number): number;
+/** The parts of geos-wasm the validity check adds to the shared ones. */
+interface ValidityGeos extends Geos {
   GEOSGeomFromWKB_buf_r(context: number, wkb: number, size: number): number;
-  GEOSisValid_r(context: number, geometry: number): number;
-  GEOSisValidReason_r(context: number, geometry: number): number;
-  GEOSGeom_destroy_r(context: number, geometry: number): unknown;
-  GEOSFree_r(context: number, pointer: number): unknown;
 }
 
 let loading: Promise<GeometryValidator> | undefined;
@@ -70,16 +64,7 @@ export function loadGeometryValidator(): Promise<GeometryValidator> {
 }
 
 async function createValidator(): Promise<GeometryValidator> {
-  const { default: initGeosJs } = await import('geos-wasm');
-  const geos = (await initGeosJs()) as unknown as Geos;
-  // An own context with an own error handler: geos-wasm's default handler throws through the WebAssembly
-  // frames, and another caller of initGeosJs may have installed a different one.
-  const context = geos.GEOS_init_r();
-  let lastError = '';
-  const onError = geos.Module.addFunction((message: number) => {
-    lastError = geos.Module.UTF8ToString(message);
-  }, 'vii');
-  geos.GEOSContext_setErrorMessageHandler_r(context, onError, 0);
+  const { geos, context, lastError, clearError } = await openGeosContext<ValidityGeos>();
   let buffer = 0;
   let capacity = 0;
 
@@ -92,9 +77,9 @@ async function createValidator(): Promise<GeometryValidator> {
       }
       // HEAPU8 is replaced when the WebAssembly memory grows, so it is looked up on every call.
       geos.Module.HEAPU8.set(bytes, buffer);
-      lastError = '';
+      clearError();
       const geometry = geos.GEOSGeomFromWKB_buf_r(context, buffer, bytes.length);
-      if (!geometry) return reasonOfReadError(lastError);
+      if (!geometry) return reasonOfReadError(lastError());
       try {
         if (geos.GEOSisValid_r(context, geometry) === 1) return undefined;
         // Asked only for the few invalid geometries: it runs the whole check again to word the reason.

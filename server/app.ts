@@ -10,6 +10,8 @@ import { answerDownloadZip, DOWNLOAD_ZIP_ROUTE } from './download-zip.ts';
 import { renderError } from './errors.ts';
 import { createQueryService, type QueryService } from '../query/service.ts';
 import { registerQueryRoutes } from './queries.ts';
+import { registerStacRoutes } from './stac.ts';
+import { registerFeatureRoutes } from './features.ts';
 import { PREFLIGHT_HEADERS } from './headers.ts';
 import { respondStatic } from './responses.ts';
 import { parseAcceptEncoding } from './static-store.ts';
@@ -82,6 +84,8 @@ export function createServer(options: AppOptions): GeoshelfServer {
   });
   registerQueryRoutes(app, queries, { tileMaxAge: config.queryTokenTtl });
   for (const method of ['GET', 'HEAD'] as const) app.on(method, DOWNLOAD_ZIP_ROUTE, (event) => answerDownloadZip(event.req, snapshot, { dataDir: config.dataDir, cacheMaxAge: config.cacheMaxAge }, event.context.params ?? {}));
+  registerFeatureRoutes(app, { queries, catalog: () => ({ index: snapshot.context.index, baseUrl: snapshot.store.manifest.settings.base_url, buildId: String(snapshot.loadedAt) }), cacheMaxAge: config.cacheMaxAge });
+  registerStacRoutes(app, () => snapshot, { cacheMaxAge: config.cacheMaxAge });
   app.all('/**', (event) => {
     const method = event.req.method;
     if (method !== 'GET' && method !== 'HEAD') {

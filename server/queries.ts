@@ -5,6 +5,7 @@ import { MAX_QUERY_BODY_BYTES } from '../core/constants.ts';
 import { MAX_TILE_ZOOM } from '../core/geo/mvt.ts';
 import type { QueryService, QueryTile } from '../query/service.ts';
 import { QUERY_ROUTES, QUERY_TOKEN_HEADER, TILE_CONTENT_TYPE } from '../core/api/catalog/routes.ts';
+import { readJsonBody } from './body.ts';
 import { queryHttpError } from './errors.ts';
 import { CORS_HEADERS } from './headers.ts';
 import { matchesEtag } from './responses.ts';
@@ -28,8 +29,8 @@ type Handler = (event: H3Event, params: Record<string, unknown>) => Promise<Resp
 export function registerQueryRoutes(app: H3, service: QueryService, options: QueryRouteOptions): void {
   const token = (event: H3Event) => event.req.headers.get(QUERY_TOKEN_HEADER);
   const handlers: Record<QueryRouteId, Handler> = {
-    createQuery: async (event) => json(await service.run(await readJsonBody(event))),
-    getQueryPage: async (event, { query_id }) => json(await service.page(String(query_id), token(event), await readJsonBody(event))),
+    createQuery: async (event) => json(await service.run(await readQueryBody(event))),
+    getQueryPage: async (event, { query_id }) => json(await service.page(String(query_id), token(event), await readQueryBody(event))),
     getQueryBounds: async (event, { query_id }) => json(await service.bounds(String(query_id), token(event)), event.req.method === 'HEAD'),
     getQueryTile: async (event, { query_id, z, x, y }) => {
       // Map clients that cannot set headers send the token as a query parameter, as the route table declares.
@@ -74,27 +75,8 @@ function methodNotAllowed(allowed: string): never {
 }
 
 /** Reads a JSON body of at most 64 KiB; a larger body, or one that is not JSON, is a QueryFailure. */
-async function readJsonBody(event: H3Event): Promise<unknown> {
-  const declared = Number(event.req.headers.get('content-length') ?? 0);
-  if (declared > MAX_QUERY_BODY_BYTES) throw queryFailure('body_too_large', MAX_QUERY_BODY_BYTES);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = event.req.body?.getReader();
-  for (;;) {
-    const next = reader ? await reader.read() : { done: true as const, value: undefined };
-    if (next.done) break;
-    size += next.value.byteLength;
-    if (size > MAX_QUERY_BODY_BYTES) {
-      await reader?.cancel();
-      throw queryFailure('body_too_large', MAX_QUERY_BODY_BYTES);
-    }
-    chunks.push(next.value);
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    throw queryFailure('invalid_json');
-  }
+function readQueryBody(event: H3Event): Promise<unknown> {
+  return readJsonBody(event.req, MAX_QUERY_BODY_BYTES, (why) => (why === 'too_large' ? queryFailure('body_too_large', MAX_QUERY_BODY_BYTES) : queryFailure('invalid_json')));
 }
 
 function json(body: unknown, head = false): Response {

@@ -73,6 +73,12 @@ describe('record validation', () => {
     expect(problems[0]).toMatch(/^ReservedSlug datasets\/geonames\/tags.yaml:1 slug/);
   });
 
+  it('rejects a collection slug that collides with the STAC API', async () => {
+    const problems = await problemsOf({ 'collections/api.yaml': 'slug: api\nname: API\n' });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^ReservedSlug collections\/api.yaml:1 slug: "api" is reserved: \/stac\/api is the STAC API/);
+  });
+
   it('rejects a column description for a column the data does not have, at its line', async () => {
     const config = await makeTestConfig();
     const path = join(config.catalogDir, 'datasets/geonames/megacities.yaml');

@@ -9,6 +9,7 @@ import { serializeJson, type TreeFile } from '../../core/static-files.ts';
 import { renderDiscoveryFiles } from './discovery-files.ts';
 import { listCollectionRoutes, listDatasetRoutes, listGlobalRoutes } from './list-routes.ts';
 import { createCatalogOpenApiDocument } from '../../core/api/openapi.ts';
+import { stacCollectionFiles, stacDatasetFiles, stacGlobalFiles } from './stac-files.ts';
 
 /** What the previous build rendered per scope, so an unchanged scope is not rendered again. */
 export interface RenderState {
@@ -26,6 +27,8 @@ export interface RenderTreeOptions {
   previous?: { state: RenderState; manifest: Manifest };
   /** What each scope adds to the web app; its pages are rendered later, asynchronously (see `PendingScope`). */
   site?: SiteScopes;
+  /** Leave out the static STAC tree (/stac): only the build benchmark does, to measure what the tree costs. */
+  skipStac?: boolean;
 }
 
 /** Files a scope adds beside its JSON documents, and work that can only finish asynchronously. */
@@ -87,7 +90,8 @@ export function renderTree(index: CatalogIndex, options: RenderTreeOptions): Ren
   const contextHash = sha256(JSON.stringify([index.settings, index.model.formats, index.model.storageLocations]));
 
   const pending: PendingScope[] = [];
-  const renderScope = (scope: string, inputs: string, routes: () => ComputedRoute[], extras?: () => ScopeExtras) => {
+  const stac = !options.skipStac;
+  const renderScope = (scope: string, inputs: string, routes: () => ComputedRoute[], extras?: () => ScopeExtras, stacFiles?: () => TreeFile[]) => {
     const scopeHash = sha256(`${contextHash}\n${inputs}`);
     const before = previous?.state.scopes[scope];
     if (before && before.hash === scopeHash && before.keys.every((key) => previous!.manifest.files[key])) {
@@ -104,7 +108,7 @@ export function renderTree(index: CatalogIndex, options: RenderTreeOptions): Ren
       keys.push(key);
     }
     const extra = extras?.();
-    for (const file of extra?.files ?? []) {
+    for (const file of [...(extra?.files ?? []), ...(stac && stacFiles ? stacFiles() : [])]) {
       files.push(file);
       keys.push(file.key);
     }
@@ -123,12 +127,12 @@ export function renderTree(index: CatalogIndex, options: RenderTreeOptions): Ren
     const datasetHashes = datasets.map((dataset) => sha256(options.datasetJson.get(dataset.id) ?? JSON.stringify(dataset)));
     const collectionInputs = `${headerJson}\n${options.searchSliceTerms}\n${datasetHashes.join('\n')}`;
     collectionHashes.push(sha256(collectionInputs));
-    renderScope(`collection:${entry.collection.slug}`, collectionInputs, () => listCollectionRoutes(entry, options.searchSliceTerms), site && (() => site.collection(entry)));
+    renderScope(`collection:${entry.collection.slug}`, collectionInputs, () => listCollectionRoutes(entry, options.searchSliceTerms), site && (() => site.collection(entry)), () => stacCollectionFiles(context, entry.collection));
     datasets.forEach((dataset, position) => {
-      renderScope(`dataset:${dataset.id}`, `${headerJson}\n${datasetHashes[position]}`, () => listDatasetRoutes(entry.collection, dataset, index), site && (() => site.dataset(entry.collection, dataset)));
+      renderScope(`dataset:${dataset.id}`, `${headerJson}\n${datasetHashes[position]}`, () => listDatasetRoutes(entry.collection, dataset, index), site && (() => site.dataset(entry.collection, dataset)), () => stacDatasetFiles(context, entry.collection, dataset));
     });
   }
-  renderScope('global', collectionHashes.join('\n'), listGlobalRoutes, site?.global);
+  renderScope('global', collectionHashes.join('\n'), listGlobalRoutes, site?.global, () => stacGlobalFiles(context));
   files.push({ key: 'api/openapi/index.json', body: serializeJson(createCatalogOpenApiDocument(index.settings.baseUrl)), type: 'application/json' });
   files.push(...renderDiscoveryFiles(index));
   return { files, reusedKeys, state, pending };

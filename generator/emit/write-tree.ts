@@ -80,12 +80,17 @@ export async function writeTree(files: TreeFile[], options: WriteTreeOptions): P
 
 async function writeFiles(root: string, files: TreeFile[], entries: Record<string, ManifestEntry>, options: WriteTreeOptions): Promise<void> {
   const { log } = options;
-  const large = files.filter((file) => file.body.length >= COMPRESS_MIN_BYTES);
+  // Files with the same bytes (a STAC Item under its canonical path and its version's) are compressed once.
+  const distinct = new Map<string, TreeFile>();
+  for (const file of files) {
+    if (file.body.length >= COMPRESS_MIN_BYTES && !distinct.has(entries[file.key]!.sha256)) distinct.set(entries[file.key]!.sha256, file);
+  }
+  const large = [...distinct.values()];
   const started = performance.now();
   const compressed = await compressAll(large, options);
   if (large.length > 0) log?.(`compressed ${large.length} documents in ${Math.round(performance.now() - started)} ms`);
   const results = compressed.flat();
-  const siblings = new Map(large.map((file, index) => [file, results[index]!]));
+  const byHash = new Map(large.map((file, index) => [entries[file.key]!.sha256, results[index]!]));
   const made = new Set<string>();
   const write = (key: string, bytes: Uint8Array) => {
     const path = join(root, key);
@@ -99,7 +104,7 @@ async function writeFiles(root: string, files: TreeFile[], entries: Record<strin
   let reported = performance.now();
   files.forEach((file, done) => {
     write(file.key, file.body);
-    const sibling = siblings.get(file);
+    const sibling = file.body.length >= COMPRESS_MIN_BYTES ? byHash.get(entries[file.key]!.sha256) : undefined;
     if (sibling) {
       write(`${file.key}.br`, sibling.br);
       write(`${file.key}.gz`, sibling.gz);

@@ -1,6 +1,6 @@
 import type { CatalogModel, CollectionModel, DatasetModel, FileModel, FormatModel, SourceModel, StorageLocationModel } from '../../core/model.ts';
 import { compareVersionsNewestFirst } from '../../core/versions.ts';
-import { RESERVED_DATASET_SLUGS } from '../../core/constants.ts';
+import { RESERVED_COLLECTION_SLUGS, RESERVED_DATASET_SLUGS } from '../../core/constants.ts';
 import { foldText } from '../../core/text.ts';
 import type { DatasetRecord, FileRecord } from '../../schemas/records/dataset-record.ts';
 import type { BuildErrorCode, BuildIssue } from '../errors.ts';
@@ -86,7 +86,10 @@ export function buildModel(records: ParsedRecords, options: BuildModelOptions): 
   }
 
   const collections = new Map<string, CollectionModel>();
-  for (const { record } of unique(records.collections, 'collection')) {
+  for (const { record, origin } of unique(records.collections, 'collection')) {
+    if ((RESERVED_COLLECTION_SLUGS as readonly string[]).includes(record.slug)) {
+      report('ReservedSlug', origin, ['slug'], `"${record.slug}" is reserved: /stac/${record.slug} is the STAC API, so it cannot be this collection's STAC catalog`);
+    }
     const { id, created_at } = ids.assign('collection', record.slug);
     collections.set(record.slug, {
       id, slug: record.slug, name: record.name,

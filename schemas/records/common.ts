@@ -5,6 +5,8 @@ import { SlugSchema, TimestampSchema } from '../common.ts';
 export const RecordVersionSchema = z
   .union([z.string().min(1), z.number()])
   .transform((value) => String(value))
+  // A version is one path segment of the STAC tree (`…/versions/{version}`).
+  .refine((value) => !/[/\\\0]/.test(value) && value !== '.' && value !== '..', 'must not contain "/" or "\\", nor be "." or ".."')
   .describe('Version of the stored data, e.g. 2.0.2.');
 
 /** Free text written by a data steward; surrounding whitespace is trimmed. */

@@ -1,0 +1,114 @@
+import { z } from 'zod';
+import { API_VERSION } from '../../constants.ts';
+import { StacCollectionSchema, StacItemSchema } from '../../../schemas/stac.ts';
+import {
+  MAX_INTERSECTS_POSITIONS, StacApiErrorSchema, StacCollectionsSchema, StacConformanceSchema, StacItemCollectionSchema, StacLandingPageSchema, StacSearchBodySchema,
+} from '../../../schemas/stac-api.ts';
+import { CONDITIONAL_HEADERS } from '../catalog/params.ts';
+import { defineRoute, type Route, type RouteResponse } from '../route-table.ts';
+import { COLLECTIONS_QUERY, ITEMS_QUERY, MAX_STAC_BODY_BYTES, refineSearch, SEARCH_QUERY } from './params.ts';
+
+const TAG = 'stac';
+/** The OpenAPI tags of the STAC API. */
+export const STAC_API_TAGS = [{ name: TAG, description: 'STAC API 1.0.0 over the latest version of every file: Collections are datasets, Items files (layers).' }];
+
+/** Media types of the STAC API's answers. */
+export const STAC_API_TYPES = {
+  json: 'application/json',
+  geojson: 'application/geo+json',
+  openapi: 'application/vnd.oai.openapi+json;version=3.1',
+} as const;
+
+/** Link relation of the item search endpoint, which the landing page links once per method (STAC API item search). */
+export const STAC_SEARCH_REL = 'search';
+
+/** `{collectionId}`: a STAC Collection id, `{collection-slug}.{dataset-slug}`. Anything else names nothing (404). */
+const CollectionIdParam = z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*\.[a-z0-9]+(?:-[a-z0-9]+)*$/).describe('Collection id: {collection slug}.{dataset slug}, as /stac/api/collections lists them.');
+/** `{itemId}`: a file's slug (its latest version) or `{slug}@{version}` (an older one). */
+const ItemIdParam = z.string().min(1).describe('Item id: the file slug for its latest version, or {file slug}@{version} for an older one.');
+
+const body = (schema: z.ZodType, description: string, contentType: string = STAC_API_TYPES.json): RouteResponse => ({ description, contentType, schema });
+const error = (description: string): RouteResponse => body(StacApiErrorSchema, description);
+const NOT_MODIFIED: RouteResponse = { description: 'Not modified: If-None-Match names this document.' };
+const BAD_PARAMETER = error('A parameter is malformed or out of range, or a page token is not valid for this search on this build; the description says which and why.');
+const UNKNOWN_COLLECTION = error('There is no Collection with this id.');
+const WRONG_METHOD = error('The path exists but not for this method; the Allow header lists those it accepts.');
+
+/**
+ * The STAC API routes, keyed by operationId. Declarations only: `server/stac.ts` attaches the handlers; the
+ * OpenAPI document (`/stac/api/openapi`) is generated from them. Answers are JSON or GeoJSON; errors are
+ * StacApiError documents (400, 404, 405, 413), never problem+json.
+ */
+export const STAC_ROUTES = {
+  getStacLandingPage: defineRoute({
+    id: 'getStacLandingPage', method: 'GET', path: '/stac/api', tag: TAG, summary: 'Landing page',
+    description: 'The root Catalog with the conformance classes and links to the API definition, the Collections, search and every Collection (child). Query parameters are ignored.',
+    headers: CONDITIONAL_HEADERS,
+    responses: { 200: body(StacLandingPageSchema, 'The landing page.'), 304: NOT_MODIFIED, 405: WRONG_METHOD },
+  }),
+  getStacOpenApi: defineRoute({
+    id: 'getStacOpenApi', method: 'GET', path: '/stac/api/openapi', tag: TAG, summary: 'This document',
+    description: 'The OpenAPI 3.1 document of the STAC API (its service-desc). Query parameters are ignored.',
+    headers: CONDITIONAL_HEADERS,
+    responses: { 200: body(z.looseObject({}), 'OpenAPI document.', STAC_API_TYPES.openapi), 304: NOT_MODIFIED, 405: WRONG_METHOD },
+  }),
+  getStacConformance: defineRoute({
+    id: 'getStacConformance', method: 'GET', path: '/stac/api/conformance', tag: TAG, summary: 'Conformance classes',
+    description: 'The STAC API and OGC API - Features conformance classes this API implements. Query parameters are ignored.',
+    headers: CONDITIONAL_HEADERS,
+    responses: { 200: body(StacConformanceSchema, 'Conformance classes.'), 304: NOT_MODIFIED, 405: WRONG_METHOD },
+  }),
+  getStacCollections: defineRoute({
+    id: 'getStacCollections', method: 'GET', path: '/stac/api/collections', tag: TAG, summary: 'Collections',
+    description: 'One page of the Collections (a Collection per dataset, in catalog order), with a next link while there are more.',
+    query: COLLECTIONS_QUERY, headers: CONDITIONAL_HEADERS,
+    responses: { 200: body(StacCollectionsSchema, 'A page of Collections.'), 304: NOT_MODIFIED, 400: BAD_PARAMETER, 405: WRONG_METHOD },
+  }),
+  getStacCollection: defineRoute({
+    id: 'getStacCollection', method: 'GET', path: '/stac/api/collections/{collectionId}', tag: TAG, summary: 'Collection',
+    description: 'The Collection of a dataset: extent, keywords, links to its items. Query parameters are ignored.',
+    pathParams: { collectionId: CollectionIdParam }, headers: CONDITIONAL_HEADERS,
+    responses: { 200: body(StacCollectionSchema, 'The Collection.'), 304: NOT_MODIFIED, 404: UNKNOWN_COLLECTION, 405: WRONG_METHOD },
+  }),
+  getStacItems: defineRoute({
+    id: 'getStacItems', method: 'GET', path: '/stac/api/collections/{collectionId}/items', tag: TAG, summary: 'Items of a Collection',
+    description: 'One page of the Items of a Collection (the latest version of each file, in record order), filtered by bbox and datetime, with a next link while there are more.',
+    pathParams: { collectionId: CollectionIdParam }, query: ITEMS_QUERY, headers: CONDITIONAL_HEADERS,
+    responses: { 200: body(StacItemCollectionSchema, 'A page of Items.', STAC_API_TYPES.geojson), 304: NOT_MODIFIED, 400: BAD_PARAMETER, 404: UNKNOWN_COLLECTION, 405: WRONG_METHOD },
+  }),
+  getStacItem: defineRoute({
+    id: 'getStacItem', method: 'GET', path: '/stac/api/collections/{collectionId}/items/{itemId}', tag: TAG, summary: 'Item',
+    description: 'The Item of a file: its latest version, or with {file}@{version} an older one (reached from the version links). Query parameters are ignored.',
+    pathParams: { collectionId: CollectionIdParam, itemId: ItemIdParam }, headers: CONDITIONAL_HEADERS,
+    responses: { 200: body(StacItemSchema, 'The Item.', STAC_API_TYPES.geojson), 304: NOT_MODIFIED, 404: error('There is no Collection, file or version with this id.'), 405: WRONG_METHOD },
+  }),
+  getStacSearch: defineRoute({
+    id: 'getStacSearch', method: 'GET', path: '/stac/api/search', tag: TAG, summary: 'Search Items',
+    description: `Items (latest versions) across Collections that match every filter given, one page at a time. Without q or sortby, in catalog order; with q, best match first. An intersects longer than ${MAX_STAC_BODY_BYTES} characters, or of more than ${MAX_INTERSECTS_POSITIONS} positions, or that GEOS calls invalid, is a 400; send geometries too long for a URL with POST.`,
+    query: SEARCH_QUERY, headers: CONDITIONAL_HEADERS, refineQuery: refineSearch,
+    responses: { 200: body(StacItemCollectionSchema, 'A page of Items.', STAC_API_TYPES.geojson), 304: NOT_MODIFIED, 400: BAD_PARAMETER, 405: WRONG_METHOD },
+  }),
+  postStacSearch: defineRoute({
+    id: 'postStacSearch', method: 'POST', path: '/stac/api/search', tag: TAG, summary: 'Search Items (JSON body)',
+    description: `The search of GET /stac/api/search with a JSON body, for geometries too long for a URL. The next link is a POST link whose body (the token) is merged into the previous body. A body over ${MAX_STAC_BODY_BYTES} bytes is refused with 413 before it is read; a geometry with too many positions gets 400.`,
+    body: StacSearchBodySchema,
+    responses: {
+      200: body(StacItemCollectionSchema, 'A page of Items.', STAC_API_TYPES.geojson),
+      400: error('The body is not JSON, or a field is malformed; the description names it.'),
+      405: WRONG_METHOD,
+      413: error(`The body is larger than ${MAX_STAC_BODY_BYTES} bytes.`),
+    },
+  }),
+};
+
+/** Every route of the STAC API, in the order the OpenAPI document lists them. */
+export const STAC_API_ROUTES = Object.values(STAC_ROUTES) as Route[];
+
+/** The `info` of the STAC API's OpenAPI document. */
+export const STAC_API_INFO = {
+  title: 'geoshelf STAC API',
+  version: API_VERSION,
+  summary: 'STAC API 1.0.0 over the geoshelf catalog: item search, collections and features.',
+  description: 'A STAC API over the latest version of every file (layer) of the catalog: a Collection per dataset, an Item per file. Errors are {code, description} documents. Routes without query parameters ignore any they are given; the others answer 400 to an unknown or repeated one.',
+  license: { name: 'MIT', identifier: 'MIT' },
+};

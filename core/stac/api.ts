@@ -1,0 +1,168 @@
+import { findFile } from '../catalog-index.ts';
+import type { RenderContext } from '../render/resources.ts';
+import { SITE_PATHS } from '../site/paths.ts';
+import type { StacCollection, StacItem, StacLink } from '../../schemas/stac.ts';
+import type { StacCollections, StacItemCollection, StacLandingPage } from '../../schemas/stac-api.ts';
+import { DEFAULT_COLLECTION_LIMIT, DEFAULT_ITEM_LIMIT, type StacSearchRequest } from '../api/stac/params.ts';
+import { STAC_API_TYPES, STAC_ROUTES, STAC_SEARCH_REL } from '../api/stac/routes.ts';
+import { StacApiFailure } from './api-errors.ts';
+import { fileVersions, renderStacCollection, renderStacItem, renderStacRoot, STAC_VERSION } from './documents.ts';
+import { encodePageToken, hashText, readPageToken } from './page-token.ts';
+import { searchStacItems, stacSearchIndex, type FootprintFilter } from './search.ts';
+
+/**
+ * The documents of the STAC API at /stac/api, rendered from the catalog index with the same renderers as the
+ * static STAC tree (style 'api'). Pure; a request that names nothing or cannot be read throws a StacApiFailure.
+ */
+
+/** The conformance classes: STAC API core, collections, features, item search with sort and free text, OGC Features core and GeoJSON. */
+export const STAC_API_CONFORMANCE = [
+  'https://api.stacspec.org/v1.0.0/core',
+  'https://api.stacspec.org/v1.0.0/collections',
+  'https://api.stacspec.org/v1.0.0/ogcapi-features',
+  'https://api.stacspec.org/v1.0.0/item-search',
+  'https://api.stacspec.org/v1.0.0/item-search#sort',
+  'https://api.stacspec.org/v1.0.0-rc.1/item-search#free-text',
+  'http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core',
+  'http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson',
+];
+
+/** The absolute URL of a STAC API route without path parameters: the landing page by default. */
+export function stacApiUrl(baseUrl: string, route: { path: string } = STAC_ROUTES.getStacLandingPage): string {
+  return `${baseUrl}${route.path}`;
+}
+
+/** The landing page: the root Catalog's words, the conformance classes, and links to everything the API serves. */
+export function renderStacLandingPage(context: RenderContext): StacLandingPage {
+  const { baseUrl } = context.index.settings;
+  const root = renderStacRoot(context);
+  const json = STAC_API_TYPES.json;
+  const url = (route: { path: string }) => stacApiUrl(baseUrl, route);
+  const links: StacLink[] = [
+    { rel: 'self', href: url(STAC_ROUTES.getStacLandingPage), type: json },
+    { rel: 'root', href: url(STAC_ROUTES.getStacLandingPage), type: json },
+    { rel: 'service-desc', href: url(STAC_ROUTES.getStacOpenApi), type: STAC_API_TYPES.openapi, title: 'The OpenAPI document of this API' },
+    { rel: 'service-doc', href: `${baseUrl}${SITE_PATHS.developers}`, type: 'text/html', title: 'The API and agents' },
+    { rel: 'conformance', href: url(STAC_ROUTES.getStacConformance), type: json, title: 'Conformance classes' },
+    { rel: 'data', href: url(STAC_ROUTES.getStacCollections), type: json, title: 'Collections' },
+    ...[STAC_ROUTES.getStacSearch, STAC_ROUTES.postStacSearch].map((route) => ({ rel: STAC_SEARCH_REL, href: url(route), type: STAC_API_TYPES.geojson, method: route.method, title: 'Item search' })),
+    ...[...stacSearchIndex(context.index).collections.entries()].map(([collectionId, { ref }]) => ({
+      rel: 'child', href: `${baseUrl}${STAC_ROUTES.getStacCollection.fillPath({ collectionId })}`, type: json, title: ref.dataset.name,
+    })),
+  ];
+  return { type: 'Catalog', stac_version: STAC_VERSION, id: root.id, ...(root.title ? { title: root.title } : {}), description: root.description, conformsTo: STAC_API_CONFORMANCE, links };
+}
+
+/** One page of the Collections, in catalog order. */
+export function renderStacCollectionsPage(context: RenderContext, request: { limit?: number; token?: string }): StacCollections {
+  const { baseUrl } = context.index.settings;
+  const search = stacSearchIndex(context.index);
+  const all = [...search.collections.values()];
+  const limit = request.limit ?? DEFAULT_COLLECTION_LIMIT;
+  const digest = hashText('collections');
+  const offset = readOffset(request.token, digest, search.fingerprint);
+  const page = all.slice(offset, offset + limit).map(({ ref }) => renderStacCollection(context, ref.collection, ref.dataset, 'api'));
+  const pageUrl = (token?: string) => withQuery(stacApiUrl(baseUrl, STAC_ROUTES.getStacCollections), STAC_ROUTES.getStacCollections.encodeQuery({ limit: request.limit, token }));
+  const links: StacLink[] = [
+    { rel: 'self', href: pageUrl(request.token), type: STAC_API_TYPES.json },
+    { rel: 'root', href: stacApiUrl(baseUrl), type: STAC_API_TYPES.json },
+  ];
+  if (offset + limit < all.length) links.push({ rel: 'next', href: pageUrl(encodePageToken({ offset: offset + limit, search: digest, catalog: search.fingerprint })), type: STAC_API_TYPES.json });
+  return { collections: page, links, numberMatched: all.length, numberReturned: page.length };
+}
+
+/** The Collection with an id, or a 404 that says where the ids are listed. */
+export function renderStacApiCollection(context: RenderContext, collectionId: string): StacCollection {
+  const { ref } = findCollection(context, collectionId);
+  return renderStacCollection(context, ref.collection, ref.dataset, 'api');
+}
+
+/** The Item `{file}` (latest version) or `{file}@{version}` of a Collection, or a 404 that says what is missing. */
+export function renderStacApiItem(context: RenderContext, collectionId: string, itemId: string): StacItem {
+  const { ref } = findCollection(context, collectionId);
+  const at = itemId.indexOf('@');
+  const slug = at < 0 ? itemId : itemId.slice(0, at);
+  const file = findFile(ref.dataset, slug);
+  if (!file) throw new StacApiFailure(404, `Collection "${collectionId}" has no Item "${slug.slice(0, 80)}"; its items link lists them.`);
+  if (at < 0) return renderStacItem(context, { ...ref, file }, undefined, 'api');
+  const version = itemId.slice(at + 1);
+  const versions = fileVersions(context.index, file);
+  if (!versions.includes(version)) throw new StacApiFailure(404, `Item "${slug}" has no version "${version.slice(0, 80)}"; it has ${versions.join(', ')}.`);
+  return renderStacItem(context, { ...ref, file }, version, 'api');
+}
+
+/** How the links of a page of search results are written: GET links carry the search in the URL, POST links merge a token into the body. */
+export interface SearchPageLinks {
+  self: string;
+  /** The next link for a token. */
+  next: (token: string) => StacLink;
+  /** The Collection of a per-Collection listing. */
+  collection?: string;
+}
+
+/**
+ * Runs a search and renders one page: the matching Items from the token's offset, the counts, and a next link
+ * while more remain. `collectionId` scopes it to one Collection (a 404 when there is none); `footprint` is the
+ * exact test of `intersects`, which the caller prepares (GEOS lives outside core/).
+ */
+export function renderStacSearchPage(
+  context: RenderContext,
+  request: StacSearchRequest,
+  options: { collectionId?: string; footprint?: FootprintFilter; links: SearchPageLinks },
+): StacItemCollection {
+  const search = stacSearchIndex(context.index);
+  if (options.collectionId !== undefined) findCollection(context, options.collectionId);
+  const digest = searchDigest(request, options.collectionId);
+  const offset = readOffset(request.token, digest, search.fingerprint);
+  const limit = request.limit ?? DEFAULT_ITEM_LIMIT;
+  const collections = options.collectionId !== undefined ? [options.collectionId] : request.collections;
+  const matched = searchStacItems(context.index, {
+    ...(collections ? { collections } : {}),
+    ...(request.ids ? { ids: request.ids } : {}),
+    ...(request.bbox ? { bbox: request.bbox } : {}),
+    ...(options.footprint ? { intersects: options.footprint } : {}),
+    ...(request.datetime ? { datetime: request.datetime } : {}),
+    ...(request.q ? { q: request.q } : {}),
+    ...(request.sortby ? { sortby: request.sortby } : {}),
+  });
+  const features = Array.from(matched.subarray(offset, offset + limit), (position) => renderStacItem(context, search.entries[position]!.ref, undefined, 'api'));
+  const { baseUrl } = context.index.settings;
+  const links: StacLink[] = [
+    { rel: 'self', href: options.links.self, type: STAC_API_TYPES.geojson },
+    { rel: 'root', href: stacApiUrl(baseUrl), type: STAC_API_TYPES.json },
+    ...(options.links.collection ? [{ rel: 'collection', href: options.links.collection, type: STAC_API_TYPES.json }] : []),
+  ];
+  if (offset + limit < matched.length) links.push(options.links.next(encodePageToken({ offset: offset + limit, search: digest, catalog: search.fingerprint })));
+  return { type: 'FeatureCollection', features, links, numberMatched: matched.length, numberReturned: features.length };
+}
+
+/**
+ * The digest of a search a token is bound to: every filter and the order, but not the limit (a client may change
+ * its page size between pages) and not the token. GET and POST digests agree for the same search.
+ */
+function searchDigest(request: StacSearchRequest, collectionId: string | undefined): string {
+  const { limit: _limit, token: _token, ...filters } = request;
+  const sorted = (list?: string[]) => (list ? [...list].sort() : null);
+  return hashText(JSON.stringify([
+    collectionId ?? null, filters.bbox ?? null, filters.intersects ?? null, filters.datetime ? [filters.datetime.start, filters.datetime.end] : null,
+    sorted(filters.ids), sorted(filters.collections), filters.q ?? null, filters.sortby ?? null,
+  ]));
+}
+
+function readOffset(token: string | undefined, digest: string, fingerprint: string): number {
+  if (token === undefined) return 0;
+  const read = readPageToken(token, digest, fingerprint);
+  if (!read.ok) throw new StacApiFailure(400, `"token" ${read.detail}.`);
+  return read.offset;
+}
+
+function findCollection(context: RenderContext, collectionId: string) {
+  const found = stacSearchIndex(context.index).collections.get(collectionId);
+  if (!found) throw new StacApiFailure(404, `There is no Collection "${collectionId.slice(0, 120)}"; GET ${stacApiUrl(context.index.settings.baseUrl, STAC_ROUTES.getStacCollections)} lists them.`);
+  return found;
+}
+
+/** A URL with a query string, when there is one. */
+export function withQuery(url: string, query: string): string {
+  return query ? `${url}?${query}` : url;
+}

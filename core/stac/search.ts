@@ -1,0 +1,306 @@
+import type { CatalogIndex } from '../catalog-index.ts';
+import type { DatasetModel } from '../model.ts';
+import { scoreDocument, SEARCH_WEIGHTS, type SearchDocument } from '../search.ts';
+import { foldText, tokenize } from '../text.ts';
+import type { StacBbox } from '../../schemas/stac.ts';
+import { stacCollectionId, stacItemFacts, type StacFileRef } from './documents.ts';
+import { hashText } from './page-token.ts';
+import { splitBox } from '../geo/lon-extent.ts';
+
+/**
+ * STAC item search over the latest Item of every file, in memory. The index is built once per catalog snapshot
+ * (on first use, then cached per CatalogIndex) as flat typed arrays, so a search is one pass over at most
+ * 30,000 entries with no allocation per entry: measured in bench/stac-search-bench.ts.
+ */
+
+/** One searchable Item: the latest version of a file. */
+export interface StacIndexEntry {
+  ref: StacFileRef;
+  /** The Item id: the file's slug. */
+  id: string;
+  collectionId: string;
+  datetime: string;
+  bbox: StacBbox | null;
+}
+
+/** The fields `sortby` accepts, by the names it accepts them under. */
+export const STAC_SORT_FIELDS = {
+  id: 'id',
+  collection: 'collection',
+  datetime: 'properties.datetime',
+  'properties.datetime': 'properties.datetime',
+  title: 'properties.title',
+  'properties.title': 'properties.title',
+} as const;
+
+/** A field items can be sorted on, in its canonical name. */
+export type StacSortField = (typeof STAC_SORT_FIELDS)[keyof typeof STAC_SORT_FIELDS];
+
+/** One key of a sort. */
+export interface StacSortKey {
+  field: StacSortField;
+  direction: 'asc' | 'desc';
+}
+
+/** A geometry filter: its envelope for the cheap test, then the exact test against one box of a footprint. */
+export interface FootprintFilter {
+  /** [west, south, east, north] of the geometry, never crossing ±180°. */
+  envelope: readonly [number, number, number, number];
+  /** Whether the geometry meets the box [west, south, east, north] (west ≤ east). */
+  intersects(west: number, south: number, east: number, north: number): boolean;
+}
+
+/** What a search asks for; every part is optional and the parts combine with AND. */
+export interface StacSearchFilter {
+  /** Only Items of these Collections. */
+  collections?: readonly string[];
+  /** Only Items with these ids. */
+  ids?: readonly string[];
+  /** [west, south, east, north]; west > east crosses ±180°. */
+  bbox?: readonly [number, number, number, number];
+  intersects?: FootprintFilter;
+  /** Inclusive bounds in epoch milliseconds; null is open. */
+  datetime?: { start: number | null; end: number | null };
+  /** Free text: terms (OR), each a list of folded words that must all match (AND); no term is no filter. */
+  q?: readonly (readonly string[])[];
+  sortby?: readonly StacSortKey[];
+}
+
+/** The in-memory search index of one catalog snapshot. */
+export interface StacSearchIndex {
+  /** Entries in catalog order: collections as /api lists them, datasets in listing order, files in record order. */
+  entries: StacIndexEntry[];
+  /**
+   * Eight numbers per entry: the footprint cut at ±180° into at most two boxes [west, south, east, north] with
+   * west ≤ east; an absent box (or footprint) is NaN, which fails every comparison.
+   */
+  boxes: Float64Array;
+  /** Item datetime per entry, epoch milliseconds. */
+  times: Float64Array;
+  /** STAC Collection id → the range [first, end) of its entries, in catalog order of Collections. */
+  collections: Map<string, { ref: Omit<StacFileRef, 'file'>; first: number; end: number }>;
+  /** Item id → positions of the entries with that id (a slug repeats across datasets). */
+  byItemId: Map<string, number[]>;
+  /** A digest of what search answers depend on: page tokens carry it, so a token outlives no rebuild that changes them. */
+  fingerprint: string;
+}
+
+const indexes = new WeakMap<CatalogIndex, StacSearchIndex>();
+
+/** The search index of a catalog, built on first use and kept as long as the catalog index lives. */
+export function stacSearchIndex(index: CatalogIndex): StacSearchIndex {
+  let built = indexes.get(index);
+  if (!built) {
+    built = buildStacSearchIndex(index);
+    indexes.set(index, built);
+  }
+  return built;
+}
+
+function buildStacSearchIndex(index: CatalogIndex): StacSearchIndex {
+  const entries: StacIndexEntry[] = [];
+  const collections: StacSearchIndex['collections'] = new Map();
+  for (const collection of index.model.collections) {
+    for (const dataset of collection.datasets) {
+      const collectionId = stacCollectionId(collection, dataset);
+      const first = entries.length;
+      for (const file of dataset.files) {
+        const ref = { collection, dataset, file };
+        const facts = stacItemFacts(index, ref);
+        entries.push({ ref, id: file.slug, collectionId, datetime: facts.datetime, bbox: facts.bbox });
+      }
+      collections.set(collectionId, { ref: { collection, dataset }, first, end: entries.length });
+    }
+  }
+  const boxes = new Float64Array(entries.length * 8).fill(Number.NaN);
+  const times = new Float64Array(entries.length);
+  const byItemId = new Map<string, number[]>();
+  const digest: string[] = [];
+  entries.forEach((entry, position) => {
+    if (entry.bbox) writeBoxes(boxes, position * 8, entry.bbox);
+    times[position] = Date.parse(entry.datetime);
+    const same = byItemId.get(entry.id);
+    if (same) same.push(position);
+    else byItemId.set(entry.id, [position]);
+    const { dataset, file } = entry.ref;
+    digest.push(`${entry.collectionId}/${entry.id}/${entry.datetime}/${entry.bbox}/${dataset.updated_at}/${file.updated_at}/${file.name}`);
+  });
+  return { entries, boxes, times, collections, byItemId, fingerprint: hashText(digest.join('\n')) };
+}
+
+/** Writes a box as one or two boxes that do not cross ±180°. */
+function writeBoxes(target: Float64Array, at: number, [west, south, east, north]: readonly number[]): void {
+  const pieces = splitBox(west!, south!, east!, north!);
+  pieces.forEach((piece, index) => target.set(piece, at + index * 4));
+}
+
+/**
+ * The entries a search matches, as positions in result order: by the sort keys when given, else best free-text
+ * score first when searching text, else catalog order; ties always in catalog order.
+ */
+export function searchStacItems(index: CatalogIndex, filter: StacSearchFilter): Int32Array {
+  const search = stacSearchIndex(index);
+  const candidates = candidatePositions(search, filter);
+  const spatial = spatialTest(search, filter);
+  const { times } = search;
+  const start = filter.datetime?.start ?? -Infinity;
+  const end = filter.datetime?.end ?? Infinity;
+  const scores = filter.q && filter.q.length > 0 ? textScores(index, search, filter.q) : undefined;
+  const total = candidates ? candidates.length : search.entries.length;
+  // Matches go into one preallocated array: a bbox over 30,000 entries may match most of them.
+  const matched = new Int32Array(total);
+  let count = 0;
+  for (let at = 0; at < total; at++) {
+    const position = candidates ? candidates[at]! : at;
+    if (spatial && !spatial(position)) continue;
+    const time = times[position]!;
+    if (!(time >= start && time <= end)) continue;
+    if (scores && scores[position] === 0) continue;
+    matched[count++] = position;
+  }
+  const order = matched.subarray(0, count);
+  if (filter.sortby && filter.sortby.length > 0) return sortPositions(order, filter.sortby.map((key) => ({ ranks: sortRanks(search, key.field), sign: key.direction === 'asc' ? 1 : -1 })));
+  if (scores) return sortPositions(order, [{ ranks: scores, sign: -1 }]);
+  return order;
+}
+
+/**
+ * The positions the collections and ids filters leave, in catalog order; undefined when neither is given (every
+ * entry). Collections are contiguous ranges, so the collections filter costs nothing per excluded entry.
+ */
+function candidatePositions(search: StacSearchIndex, filter: StacSearchFilter): number[] | undefined {
+  if (!filter.collections && !filter.ids) return undefined;
+  const ranges = filter.collections?.flatMap((id) => search.collections.get(id) ?? []);
+  const inRange = (position: number) => !ranges || ranges.some((range) => position >= range.first && position < range.end);
+  if (filter.ids) {
+    const positions = [...new Set(filter.ids.flatMap((id) => search.byItemId.get(id) ?? []))].filter(inRange);
+    return positions.sort((a, b) => a - b);
+  }
+  return ranges!.sort((a, b) => a.first - b.first).flatMap((range, index, all) =>
+    index > 0 && all[index - 1] === range ? [] : Array.from({ length: range.end - range.first }, (_, offset) => range.first + offset));
+}
+
+/**
+ * The spatial test of a search, or undefined without one. A bbox is compared box against box (closed
+ * intervals: a touching box meets); an `intersects` geometry first against its envelope, then exactly. Entries
+ * without a footprint never match a spatial filter.
+ */
+function spatialTest(search: StacSearchIndex, filter: StacSearchFilter): ((position: number) => boolean) | undefined {
+  const pieces = filter.bbox ? splitBox(...(filter.bbox as [number, number, number, number])) : filter.intersects ? [[...filter.intersects.envelope]] : undefined;
+  if (!pieces) return undefined;
+  const query = Float64Array.from(pieces.flat());
+  const { boxes } = search;
+  const exact = filter.intersects;
+  return (position) => {
+    for (let piece = position * 8; piece < position * 8 + 8; piece += 4) {
+      const west = boxes[piece]!;
+      const south = boxes[piece + 1]!;
+      const east = boxes[piece + 2]!;
+      const north = boxes[piece + 3]!;
+      for (let at = 0; at < query.length; at += 4) {
+        if (!(west <= query[at + 2]! && east >= query[at]! && south <= query[at + 3]! && north >= query[at + 1]!)) continue;
+        if (!exact || exact.intersects(west, south, east, north)) return true;
+      }
+    }
+    return false;
+  };
+}
+
+/**
+ * How much an Item's own file weighs in free-text search: above the dataset's other files (so of two files of a
+ * matching dataset, the one whose name matches ranks first), below its tags.
+ */
+export const OWN_FILE_WEIGHT = SEARCH_WEIGHTS.files + 1;
+
+const ownFileDocuments = new WeakMap<StacSearchIndex, SearchDocument[]>();
+
+/**
+ * Free-text scores of every entry: the best score of any term (terms are alternatives, as the free-text
+ * extension says), each term scored as /api's dataset search scores it (every word must match, whole or as a
+ * prefix, and scores the weight of the heaviest field it matches), over the dataset's fields plus the Item's own
+ * file name, slug and layer name. Each word is scored once per dataset and once per own file, then combined.
+ */
+function textScores(index: CatalogIndex, search: StacSearchIndex, terms: readonly (readonly string[])[]): Int32Array {
+  const datasets = new Map<DatasetModel, SearchDocument>();
+  for (const entry of index.collections.values()) for (const document of entry.documents) datasets.set(document.dataset, document);
+  const own = ownFileSearchDocuments(search);
+  const words = [...new Set(terms.flat())];
+  const wordScores = words.map((word) => {
+    const byDataset = new Map<DatasetModel, number>();
+    for (const [dataset, document] of datasets) byDataset.set(dataset, scoreDocument(document, [word]));
+    return search.entries.map(({ ref }, position) => Math.max(byDataset.get(ref.dataset)!, scoreDocument(own[position]!, [word])));
+  });
+  const scores = new Int32Array(search.entries.length);
+  for (let position = 0; position < scores.length; position++) {
+    let best = 0;
+    for (const term of terms) {
+      let sum = 0;
+      for (const word of term) {
+        const score = wordScores[words.indexOf(word)]![position]!;
+        if (score === 0) {
+          sum = 0;
+          break;
+        }
+        sum += score;
+      }
+      best = Math.max(best, sum);
+    }
+    scores[position] = best;
+  }
+  return scores;
+}
+
+/** Each entry's own file as a one-field search document, made on the first free-text search. */
+function ownFileSearchDocuments(search: StacSearchIndex): SearchDocument[] {
+  let documents = ownFileDocuments.get(search);
+  if (!documents) {
+    documents = search.entries.map(({ ref: { dataset, file } }) => ({
+      dataset,
+      fields: [{ weight: OWN_FILE_WEIGHT, tokens: [...new Set(tokenize(`${file.name} ${file.slug} ${file.layer_name ?? ''}`))] }],
+      foldedTags: {},
+    }));
+    ownFileDocuments.set(search, documents);
+  }
+  return documents;
+}
+
+const rankCache = new WeakMap<StacSearchIndex, Map<StacSortField, Int32Array>>();
+
+/**
+ * The rank of every entry on a sort field (equal values share a rank), computed once per field: sorting a result
+ * then compares integers, not strings.
+ */
+function sortRanks(search: StacSearchIndex, field: StacSortField): Int32Array {
+  const cached = rankCache.get(search) ?? new Map<StacSortField, Int32Array>();
+  rankCache.set(search, cached);
+  const known = cached.get(field);
+  if (known) return known;
+  const keys: (string | number)[] = search.entries.map((entry, position) =>
+    field === 'id' ? entry.id
+      : field === 'collection' ? entry.collectionId
+        : field === 'properties.datetime' ? search.times[position]!
+          : foldText(entry.ref.file.name));
+  const order = keys.map((_, position) => position).sort((a, b) => compare(keys[a]!, keys[b]!));
+  const ranks = new Int32Array(keys.length);
+  order.forEach((position, rank) => {
+    const previous = order[rank - 1];
+    ranks[position] = rank > 0 && keys[previous!] === keys[position] ? ranks[previous!]! : rank;
+  });
+  cached.set(field, ranks);
+  return ranks;
+}
+
+function compare(a: string | number, b: string | number): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Sorts positions by keys (rank per entry, sign 1 ascending, −1 descending), ties in catalog order. */
+function sortPositions(positions: Int32Array, keys: { ranks: Int32Array; sign: number }[]): Int32Array {
+  return positions.sort((a, b) => {
+    for (const { ranks, sign } of keys) {
+      const difference = ranks[a]! - ranks[b]!;
+      if (difference !== 0) return sign * difference;
+    }
+    return a - b;
+  });
+}

@@ -1,0 +1,156 @@
+import type { H3, H3Event } from 'h3';
+import { FastResponse } from 'srvx';
+import { createOpenApiDocument } from '../core/api/openapi.ts';
+import type { Route } from '../core/api/route-table.ts';
+import { MAX_STAC_BODY_BYTES, searchRequestFromBody, type StacSearchRequest } from '../core/api/stac/params.ts';
+import { STAC_API_INFO, STAC_API_ROUTES, STAC_API_TAGS, STAC_API_TYPES, STAC_ROUTES } from '../core/api/stac/routes.ts';
+import type { CatalogIndex } from '../core/catalog-index.ts';
+import type { RenderContext } from '../core/render/resources.ts';
+import { serializeJson } from '../core/static-files.ts';
+import {
+  renderStacApiCollection, renderStacApiItem, renderStacCollectionsPage, renderStacLandingPage, renderStacSearchPage, stacApiUrl,
+  STAC_API_CONFORMANCE, withQuery, type SearchPageLinks,
+} from '../core/stac/api.ts';
+import { StacApiFailure } from '../core/stac/api-errors.ts';
+import { safeParseWithFriendlyErrors } from '../schemas/parse.ts';
+import { StacSearchBodySchema } from '../schemas/stac-api.ts';
+import { readJsonBody } from './body.ts';
+import type { CatalogSnapshot } from './catalog.ts';
+import { CORS_HEADERS } from './headers.ts';
+import { respondComputed } from './responses.ts';
+
+/** Options of the STAC API routes. */
+export interface StacRouteOptions {
+  /** Seconds in the Cache-Control max-age of GET answers, as for catalog documents. */
+  cacheMaxAge: number;
+}
+
+type StacRouteId = keyof typeof STAC_ROUTES;
+/** A document to answer, or its bytes when they are cached. */
+type Answer = { body: unknown; type: string } | { bytes: Uint8Array; type: string };
+type Handler = (event: H3Event, context: RenderContext, path: Record<string, unknown>) => Answer | Promise<Answer>;
+
+/**
+ * Registers the STAC API (/stac/api) from its route table, as thin adapters over core/stac/api.ts: parse the
+ * request, render the document, answer it with an ETag (its content hash) and a cache lifetime like the catalog.
+ * A GET route answers HEAD too; another method on a known path answers 405 with Allow, any other path under
+ * /stac/api 404, and every failure is a `{code, description}` document, never problem+json.
+ */
+export function registerStacRoutes(app: H3, snapshot: () => CatalogSnapshot, options: StacRouteOptions): void {
+  const handlers: Record<StacRouteId, Handler> = {
+    getStacLandingPage: (_event, context) => cached(landingPages, context.index, STAC_API_TYPES.json, () => renderStacLandingPage(context)),
+    getStacOpenApi: (_event, context) => cached(openApiDocuments, context.index, STAC_API_TYPES.openapi, () => createOpenApiDocument({
+      routes: STAC_API_ROUTES, tags: STAC_API_TAGS, info: STAC_API_INFO, serverUrl: context.index.settings.baseUrl,
+    })),
+    getStacConformance: () => ({ body: { conformsTo: STAC_API_CONFORMANCE }, type: STAC_API_TYPES.json }),
+    getStacCollections: (event, context) => ({ body: renderStacCollectionsPage(context, parseQuery(STAC_ROUTES.getStacCollections, event)), type: STAC_API_TYPES.json }),
+    getStacCollection: (_event, context, { collectionId }) => ({ body: renderStacApiCollection(context, String(collectionId)), type: STAC_API_TYPES.json }),
+    getStacItem: (_event, context, { collectionId, itemId }) => ({ body: renderStacApiItem(context, String(collectionId), String(itemId)), type: STAC_API_TYPES.geojson }),
+    getStacItems: (event, context, { collectionId }) => {
+      const route = STAC_ROUTES.getStacItems;
+      const { baseUrl } = context.index.settings;
+      const path = { collectionId: String(collectionId) };
+      const url = (query: object) => withQuery(`${baseUrl}${route.fillPath(path)}`, route.encodeQuery(query));
+      const values = parseQuery(route, event);
+      return search(context, values, { collectionId: path.collectionId, links: pageLinks(url, values, `${baseUrl}${STAC_ROUTES.getStacCollection.fillPath(path)}`) });
+    },
+    getStacSearch: (event, context) => {
+      const route = STAC_ROUTES.getStacSearch;
+      const values = parseQuery(route, event);
+      const url = (query: object) => withQuery(`${context.index.settings.baseUrl}${route.fillPath({})}`, route.encodeQuery(query));
+      return search(context, values, { links: pageLinks(url, values) });
+    },
+    postStacSearch: async (event, context) => {
+      const parsed = safeParseWithFriendlyErrors(StacSearchBodySchema, await readJsonBody(event.req, MAX_STAC_BODY_BYTES, (why) => why === 'too_large'
+        ? new StacApiFailure(413, `The body is larger than ${MAX_STAC_BODY_BYTES} bytes; send a simpler intersects geometry, or a bbox.`)
+        : new StacApiFailure(400, 'The body is not JSON; send the search as a JSON object with Content-Type: application/json.')), { source: 'request body' });
+      if (!parsed.ok) throw new StacApiFailure(400, `The search body is not valid: ${parsed.issues.slice(0, 3).map((issue) => `${issue.path}: ${issue.message}`).join('; ')}.`);
+      const request = searchRequestFromBody(parsed.data);
+      if (!request.ok) throw new StacApiFailure(400, `${request.detail}.`);
+      const self = stacApiUrl(context.index.settings.baseUrl, STAC_ROUTES.postStacSearch);
+      const next = (token: string) => ({ rel: 'next', href: self, type: STAC_API_TYPES.geojson, method: 'POST', body: { token }, merge: true });
+      return search(context, request.value, { links: { self, next } });
+    },
+  };
+
+  const methodsByPath = new Map<string, string[]>();
+  for (const [id, route] of Object.entries(STAC_ROUTES) as [StacRouteId, Route][]) {
+    const methods = route.method === 'GET' ? (['GET', 'HEAD'] as const) : [route.method];
+    methodsByPath.set(route.h3Path, [...(methodsByPath.get(route.h3Path) ?? []), ...methods]);
+    for (const method of methods) {
+      app.on(method, route.h3Path, (event) => answer(event, async () => {
+        const path = route.parsePath(event.context.params ?? {});
+        if (!path.ok) throw new StacApiFailure(404, `Nothing is at ${event.url.pathname.slice(0, 200)}: ${path.detail}.`);
+        const context = snapshot().context;
+        const result = await handlers[id](event, context, path.value);
+        const bytes = 'bytes' in result ? result.bytes : serializeJson(result.body);
+        return respondComputed(event.req, bytes, { type: result.type, cacheMaxAge: method === 'POST' ? 0 : options.cacheMaxAge });
+      }));
+    }
+  }
+  for (const [path, methods] of methodsByPath) {
+    const allow = [...methods, 'OPTIONS'].join(', ');
+    app.all(path, (event) => answer(event, () => {
+      throw new StacApiFailure(405, `${event.req.method} is not allowed on ${event.url.pathname}; it accepts ${methods.join(', ')}.`, { allow });
+    }));
+  }
+  app.all('/stac/api/**', (event) => answer(event, () => {
+    throw new StacApiFailure(404, `Nothing is at ${event.url.pathname.slice(0, 200)}; the landing page ${stacApiUrl(snapshot().context.index.settings.baseUrl)} links everything this API serves.`);
+  }));
+}
+
+/** Runs a search: prepares `intersects` with GEOS when given, renders the page, frees the geometry. */
+async function search(context: RenderContext, request: StacSearchRequest, options: { collectionId?: string; links: SearchPageLinks }): Promise<Answer> {
+  if (!request.intersects) return { body: renderStacSearchPage(context, request, options), type: STAC_API_TYPES.geojson };
+  const { prepareFootprintFilter } = await import('../runtime/geometry-intersects.ts');
+  const prepared = await prepareFootprintFilter(request.intersects);
+  if (!prepared.ok) throw new StacApiFailure(400, `"intersects" ${prepared.detail}.`);
+  try {
+    return { body: renderStacSearchPage(context, request, { ...options, footprint: prepared.filter }), type: STAC_API_TYPES.geojson };
+  } finally {
+    prepared.filter.release();
+  }
+}
+
+/** Links of a GET page: self is the canonical URL of this page, next the same search with the next token. */
+function pageLinks(url: (query: object) => string, values: StacSearchRequest, collection?: string): SearchPageLinks {
+  return {
+    self: url(values),
+    next: (token) => ({ rel: 'next', href: url({ ...values, token }), type: STAC_API_TYPES.geojson }),
+    ...(collection ? { collection } : {}),
+  };
+}
+
+/** The canonical query values of a GET route, which are a search request's fields; a 400 naming the parameter at fault. */
+function parseQuery(route: Pick<Route, 'parseQuery'>, event: H3Event): StacSearchRequest {
+  const parsed = route.parseQuery(event.url.searchParams);
+  if (!parsed.ok) throw new StacApiFailure(400, `${parsed.detail}.`);
+  return parsed.value as StacSearchRequest;
+}
+
+const landingPages = new WeakMap<CatalogIndex, Uint8Array>();
+const openApiDocuments = new WeakMap<CatalogIndex, Uint8Array>();
+
+/** Documents that depend on the catalog only are rendered once per snapshot. */
+function cached(cache: WeakMap<CatalogIndex, Uint8Array>, index: CatalogIndex, type: string, render: () => unknown): Answer {
+  let bytes = cache.get(index);
+  if (!bytes) {
+    bytes = serializeJson(render());
+    cache.set(index, bytes);
+  }
+  return { bytes, type };
+}
+
+/** Answers with the handler's response, or with the exception document of what it threw. */
+async function answer(event: H3Event, handler: () => Response | Promise<Response>): Promise<Response> {
+  try {
+    return await handler();
+  } catch (error) {
+    const failure = error instanceof StacApiFailure ? error : undefined;
+    if (!failure) console.error('unexpected error in the STAC API', error);
+    const status = failure?.status ?? 500;
+    const body = failure?.body ?? { code: 'ServerError', description: 'An unexpected error occurred; it has been logged.' };
+    const headers = { ...CORS_HEADERS, ...failure?.headers, 'content-type': STAC_API_TYPES.json, 'cache-control': 'no-store' };
+    return new FastResponse(event.req.method === 'HEAD' ? null : JSON.stringify(body), { status, headers });
+  }
+}
