@@ -12,6 +12,14 @@ export type FileDoc = z.infer<typeof DatasetFileResponseSchema>;
 export type SchemaDoc = z.infer<typeof DatasetFileSchemaResponseSchema>;
 export type StatsDoc = z.infer<typeof DatasetStatsSchema>;
 
+/** Where a dataset is published on the other surfaces: its STAC Collection, and per file its STAC Item and OGC collection. */
+export interface DatasetSurfaces {
+  /** Root-relative path of the dataset's STAC Collection (static: works on any host). */
+  stac: string;
+  /** By file slug: the STAC Item's root-relative path, and the OGC API - Features collection's URL when the file has one. */
+  files: Record<string, { stac: string; features?: string }>;
+}
+
 /** Props of each page view, by view name. */
 export interface ViewProps {
   home: { collections: CollectionListDoc; stats: StatsDoc; tags: Record<string, TagsDoc['tags']> };
@@ -25,7 +33,7 @@ export interface ViewProps {
     /** Root-relative path of the JSON form of this listing page. */
     json: string;
   };
-  dataset: { detail: DatasetDetailDoc };
+  dataset: { detail: DatasetDetailDoc; surfaces: DatasetSurfaces };
   file: { file: FileDoc; schema: SchemaDoc };
   'search-results': Record<string, never>;
   console: { queryOrigin: string; browserSqlLimitBytes: number };

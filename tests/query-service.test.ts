@@ -97,7 +97,7 @@ describe('the query service, called without HTTP', () => {
 
 describe('the query error catalog', () => {
   const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-  const table = readme.slice(readme.indexOf('**Query errors**'), readme.indexOf('## The static tree'));
+  const table = readme.slice(readme.indexOf('**Query errors**'), readme.indexOf('\n## ', readme.indexOf('**Query errors**')));
 
   it.each(Object.entries(QUERY_ERRORS))('documents %s in the README under its status', (code, definition) => {
     const row = table.split('\n').find((line) => line.includes(`\`${code}\``));

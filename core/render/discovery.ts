@@ -3,7 +3,7 @@ import type { ApiRoot } from '../../schemas/discovery.ts';
 import type { RenderContext } from './resources.ts';
 
 /** Surfaces the contract names in `GET /api` that this deployment does not serve yet. */
-export const UNBUILT_SURFACES = ['mcp', 'features', 'stac', 'stac_openapi'] as const;
+export const UNBUILT_SURFACES = ['mcp'] as const;
 
 /** `GET /api`: every entry link of the contract, the query templates, and hints on parameters. */
 export function renderApiRoot(context: RenderContext): ApiRoot {
@@ -26,7 +26,7 @@ export function renderApiRoot(context: RenderContext): ApiRoot {
       health: `${base}/api/health`,
       collections: `${base}/api/collections`,
       stac: `${base}/stac`,
-      stac_openapi: `${base}/stac/api`,
+      stac_openapi: `${base}/stac/api/openapi`,
       example_collection_datasets: example ? context.links.collection(example.slug) : `${base}/api/collections`,
       create_query: `${base}/api/queries`,
       query_page: `${base}/api/queries/{query_id}/pages`,
@@ -41,7 +41,9 @@ export function renderApiRoot(context: RenderContext): ApiRoot {
       schema: `GET …/files/{file}/schema returns the data dictionary of the newest schema-capable version; version selects another; column_offset/column_limit (1–${MAX_COLUMN_LIMIT}, default ${DEFAULT_COLUMN_LIMIT}) page the columns.`,
       downloads: 'Download GeoParquet files from the url of a source (file metadata route, or dataset detail with include_urls=true) for bulk analysis.',
       queries: 'POST /api/queries {sources: [{alias, collection_id, dataset_id, file_id, file_source_id}], sql, limit} runs one bounded SELECT over GeoParquet sources (aliases are the table names) and returns a page with query_token. Send the token in X-Service-Query-Token to POST …/pages {offset, page_size}, GET …/bounds and GET …/tiles/{z}/{x}/{y}.mvt.',
-      not_served: `The links ${UNBUILT_SURFACES.join(', ')} are named by the contract but not served by this deployment yet; they answer 404.`,
+      stac: 'GET /stac is a static STAC 1.1 catalog: a Catalog per collection, a Collection per dataset, an Item per file with its assets, data dictionary (table extension) and versions. GET /stac/api is a STAC API 1.0 (item search with bbox, intersects, datetime, ids, collections, q and sortby); its OpenAPI document is the stac_openapi link.',
+      features: 'GET /features/collections lists OGC API - Features collections, one per file with a GeoParquet source, id {collection}.{dataset}.{file}; GET /features/collections/{id}/items answers GeoJSON in CRS84 with limit, bbox, datetime and equality filters on the queryables, paged by next links. GDAL/QGIS read it as OAPIF.',
+      not_served: `The link ${UNBUILT_SURFACES.join(', ')} is named by the contract but not served by this deployment yet; it answers 404.`,
     },
   };
 }

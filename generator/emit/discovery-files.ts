@@ -17,6 +17,8 @@ export function renderLlmsTxt(index: CatalogIndex): string {
   const dataset = example?.datasets[0];
   const file = dataset?.files[0];
   const exampleFile = example && dataset && file ? `${base}/api/collections/${example.slug}/datasets/${dataset.slug}/files/${file.slug}` : undefined;
+  const bounds = file?.formats.flatMap((link) => link.sources).find((source) => source.metadata?.bounds)?.metadata?.bounds;
+  const stacExample = bounds?.map((value) => Math.round(value * 100) / 100).join(',');
   const { sources, sql, limit } = readBodyLimits(QUERY_ROUTES.createQuery.body);
   const { page_size: pageSize } = readBodyLimits(QUERY_ROUTES.getQueryPage.body);
   return `# geoshelf catalog
@@ -78,10 +80,32 @@ files carry a \`bbox\` covering column, so a bounding-box filter reads only the 
   token may also go in a \`token\` query parameter). Add ORDER BY for stable pages.
 - Errors are \`{"code", "message"}\`; codes are stable (README, "Query errors").
 
+## STAC
+
+A STAC 1.1 catalog of the same data, for STAC Browser, pystac-client and QGIS:
+
+- \`GET ${base}/stac\` is a static catalog: a Catalog per collection, a Collection per dataset (id
+  \`{collection}.{dataset}\`), an Item per file (id \`{file}\`) whose assets are its stored files with size and
+  checksum, whose \`table:columns\` are the data dictionary, and whose older versions are linked with
+  \`predecessor-version\`.
+- \`GET ${base}/stac/api\` is a STAC API 1.0: \`/collections\`, \`/collections/{id}/items\`, and item search at
+  \`/stac/api/search\` (GET or POST) with \`bbox\`, \`intersects\`, \`datetime\`, \`ids\`, \`collections\`, \`q\`
+  (free text) and \`sortby\`; follow \`links[rel=next]\`. Its OpenAPI document is ${base}/stac/api/openapi.${stacExample ? `
+  Example: \`GET ${base}/stac/api/search?bbox=${stacExample}&limit=5\`` : ''}
+
+## OGC API - Features
+
+\`GET ${base}/features/collections\` lists one collection per file that has a GeoParquet source (its latest version),
+id \`{collection}.{dataset}.{file}\`. \`GET ${base}/features/collections/{id}/items\` answers a GeoJSON
+FeatureCollection in CRS84: \`limit\` (default 10, at most 10,000), \`bbox\`, \`datetime\` where the file has a time
+column, \`{property}=value\` for the properties listed at \`…/queryables\`; follow \`links[rel=next]\`. Feature ids
+are the row's position in the file. GDAL reads it as \`ogrinfo OAPIF:${base}/features\`.
+
 ## Not served yet
 
-The links ${UNBUILT_SURFACES.map((name) => `\`${name}\``).join(', ')} in \`GET /api\` are named by the contract, but this
-deployment does not serve them: they answer 404. There is no \`?q=\` parameter and no \`/items\` route.
+The link ${UNBUILT_SURFACES.map((name) => `\`${name}\``).join(', ')} in \`GET /api\` is named by the contract, but this
+deployment does not serve it yet: it answers 404. \`/api\` itself has no \`?q=\` parameter and no \`/items\` route:
+those belong to \`/stac/api\` and \`/features\`.
 `;
 }
 
@@ -133,6 +157,16 @@ export function renderDiscoveryFiles(index: CatalogIndex): TreeFile[] {
         'service-desc': [{ href: `${base}/api/openapi`, type: 'application/vnd.oai.openapi+json;version=3.1' }],
         'service-doc': [{ href: `${base}/llms.txt`, type: 'text/plain' }],
         status: [{ href: `${base}/api/health`, type: 'application/json' }],
+      }, {
+        anchor: `${base}/stac/api`,
+        'service-desc': [{ href: `${base}/stac/api/openapi`, type: 'application/vnd.oai.openapi+json;version=3.1' }],
+        'service-doc': [{ href: `${base}/llms.txt`, type: 'text/plain' }],
+        status: [{ href: `${base}/api/health`, type: 'application/json' }],
+      }, {
+        anchor: `${base}/features`,
+        'service-desc': [{ href: `${base}/features/api`, type: 'application/vnd.oai.openapi+json;version=3.0' }],
+        'service-doc': [{ href: `${base}/llms.txt`, type: 'text/plain' }],
+        status: [{ href: `${base}/api/health`, type: 'application/json' }],
       }],
     }, 'application/linkset+json'),
     json('.well-known/mcp/server-card.json', {
@@ -153,6 +187,9 @@ export function renderDiscoveryFiles(index: CatalogIndex): TreeFile[] {
         { type: 'agent-skills', url: `${base}/.well-known/agent-skills/index.json`, status: 'available' },
         { type: 'api-catalog', url: `${base}/.well-known/api-catalog`, status: 'available' },
         { type: 'query-service', url: `${base}/api/queries`, status: 'available' },
+        { type: 'stac', url: `${base}/stac`, status: 'available' },
+        { type: 'stac-api', url: `${base}/stac/api`, status: 'available' },
+        { type: 'ogc-api-features', url: `${base}/features`, status: 'available' },
         { type: 'mcp', url: `${base}/mcp`, status: 'not_available' },
       ],
     }),

@@ -55,7 +55,7 @@ export async function prepareSite(index: CatalogIndex, options: PrepareSiteOptio
     assets: { inputs: compiled.fingerprint, extras: () => ({ files: [], later: compiled.readAssets }) },
     global: () => ({ files: [renderDatasetList(index)], later: render(() => listGlobalPages(context, settings)) }),
     collection: (entry) => ({ files: [], later: render(() => listCollectionPages(context, entry)) }),
-    dataset: (collection, dataset) => ({ files: [renderQuerySources(index, collection, dataset)], later: render(() => listDatasetPages(context, collection, dataset)) }),
+    dataset: (collection, dataset) => ({ files: [renderQuerySources(index, collection, dataset)], later: render(() => listDatasetPages(context, collection, dataset, settings)) }),
   };
   const fingerprint = `${compiled.fingerprint}:${settings.queryOrigin}:${settings.browserSqlLimitBytes}`;
   return { scopes, fingerprint, rendered: () => count };

@@ -5,6 +5,9 @@ import { answerCatalogRoute } from '../../../core/render/answer.ts';
 import type { RenderContext } from '../../../core/render/resources.ts';
 import { apiPathFor, collectionPath, datasetPath, filePath, pageKey, SITE_PATHS, slugifyTag, tagPath } from '../../../core/site/paths.ts';
 import { foldTagValue } from '../../../core/tag-filters.ts';
+import { featureLayerId, listFeatureLayers } from '../../../core/api/ogc/layers.ts';
+import { stacStaticPath } from '../../../core/stac/documents.ts';
+import type { DatasetSurfaces } from '../../../src/view-types.ts';
 import type { PageView, SchemaDoc, ViewProps } from '../../../src/view-types.ts';
 
 /** A page to render: its key in the static tree and its view. */
@@ -72,16 +75,31 @@ export function listCollectionPages(context: RenderContext, entry: CollectionEnt
 }
 
 /** A dataset's page and the page of each of its files. */
-export function listDatasetPages(context: RenderContext, collection: CollectionModel, dataset: DatasetModel): PageJob[] {
+export function listDatasetPages(context: RenderContext, collection: CollectionModel, dataset: DatasetModel, settings: Pick<SitePageSettings, 'queryOrigin'>): PageJob[] {
   const base = { collectionSlug: collection.slug, datasetSlug: dataset.slug };
   const detail = answer<ViewProps['dataset']['detail']>(context, { route: 'dataset', ...base, params: { include_urls: true } });
-  const jobs: PageJob[] = [{ key: pageKey(datasetPath(collection.slug, dataset.slug)), page: { view: 'dataset', props: { detail } } }];
+  const surfaces = listSurfaces(context, collection, dataset, settings.queryOrigin);
+  const jobs: PageJob[] = [{ key: pageKey(datasetPath(collection.slug, dataset.slug)), page: { view: 'dataset', props: { detail, surfaces } } }];
   for (const file of dataset.files) {
     const at = { ...base, fileSlug: file.slug };
     const fileDoc = answer<ViewProps['file']['file']>(context, { route: 'file', ...at });
     jobs.push({ key: pageKey(filePath(collection.slug, dataset.slug, file.slug)), page: { view: 'file', props: { file: fileDoc, schema: readWholeSchema(context, at) } } });
   }
   return jobs;
+}
+
+/**
+ * The dataset's STAC Collection and each file's STAC Item (static files, so they work on any host) and OGC
+ * feature collection (served with the query service, so at its origin).
+ */
+function listSurfaces(context: RenderContext, collection: CollectionModel, dataset: DatasetModel, queryOrigin: string): DatasetSurfaces {
+  const layers = listFeatureLayers(context.index);
+  const files: DatasetSurfaces['files'] = {};
+  for (const file of dataset.files) {
+    const id = featureLayerId(collection, dataset, file);
+    files[file.slug] = { stac: stacStaticPath(collection, dataset, file), ...(layers.has(id) ? { features: `${queryOrigin}/features/collections/${id}` } : {}) };
+  }
+  return { stac: stacStaticPath(collection, dataset), files };
 }
 
 /** The schema document of a file's latest version with every column, read page by page. */
