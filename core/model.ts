@@ -100,4 +100,6 @@ export interface StoredFileFacts {
   crs: string | null;
   /** Name of the primary geometry column; null when not inspected or there is none. */
   geometry_column: string | null;
+  /** First and last value (RFC 3339, UTC) of each date or timestamp column that has values, in column order. */
+  times: { column: string; first: string; last: string }[];
 }

@@ -25,9 +25,7 @@ export type FeatureRead =
   /** A page of `limit` features after (or, for prev links, before) a feature id; `count` adds numberMatched. */
   | { mode: 'page'; filter: FeatureFilter; after?: number; before?: number; limit: number; count: boolean }
   /** One feature by id. */
-  | { mode: 'one'; id: number }
-  /** The first and last value of a time column. */
-  | { mode: 'time-extent'; column: string };
+  | { mode: 'one'; id: number };
 
 /** A task reading features of one file; its SQL is made in the worker from `read`, after a DESCRIBE of the file. */
 export type FeaturesTask = Extract<QueryTask, { kind: 'features' }>;
@@ -47,8 +45,6 @@ export interface FeaturesValue {
   hasMore: boolean;
   /** Features matching the filter, when asked for. */
   matched?: number;
-  /** The time extent, for `time-extent` reads. */
-  interval?: [string | null, string | null];
 }
 
 interface FileShape {
@@ -71,13 +67,6 @@ async function describeFile(connection: DuckDBConnection, from: string, wanted: 
 export async function runFeatures(connection: DuckDBConnection, task: FeaturesTask, isInterrupted: () => boolean): Promise<FeaturesValue> {
   const from = `read_parquet(${quoteLiteral(task.sources[0]!.path)}, file_row_number = true)`;
   const read = task.read;
-  if (read.mode === 'time-extent') {
-    const column = quoteIdentifier(read.column);
-    const [row] = (await connection.runAndReadAll(`SELECT min(${column}), max(${column}) FROM ${from}`)).getRows();
-    const converter = createValueConverter();
-    const [first, last] = [row?.[0] ?? null, row?.[1] ?? null].map((value) => converter.convert(value, false));
-    return { items: [], hasMore: false, interval: [toInstant(first ?? null), toInstant(last ?? null)] };
-  }
   const shape = await describeFile(connection, from, task.geometryColumn);
   const select = `SELECT file_row_number, ${shape.geometry ? quoteIdentifier(shape.geometry) : 'NULL'}${shape.properties.map((name) => `, ${quoteIdentifier(name)}`).join('')} FROM ${from}`;
   const crs = task.crs ?? 'OGC:CRS84';
@@ -103,13 +92,6 @@ export async function runFeatures(connection: DuckDBConnection, task: FeaturesTa
   }
   if (isInterrupted()) throw queryFailure('query_timeout');
   return value;
-}
-
-/** A time value as an RFC 3339 instant: dates start at midnight UTC, timestamps without zone are UTC. */
-function toInstant(value: JsonValue): string | null {
-  if (typeof value !== 'string') return null;
-  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) return `${value}T00:00:00Z`;
-  return /[Zz]|[+-]\d{2}:\d{2}$/.test(value) ? value : `${value}Z`;
 }
 
 /** The SQL conditions of a filter, every one of them to hold. */

@@ -1,10 +1,11 @@
+import { statSync } from 'node:fs';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { toSafeError } from './engine-errors.ts';
 import { describeQueryError, QueryFailure } from './errors.ts';
 import type { FromWorker, TaskOutcome, ToWorker, WorkerTask } from './protocol.ts';
 import { runFeatures } from './features.ts';
 import { runBounds, runPage, runTile, runTiles } from './run-task.ts';
-import { createBlankInstance, openSandbox, type BlankInstance } from './sandbox.ts';
+import { createBlankInstance, openSandbox, type BlankInstance, type Sandbox } from './sandbox.ts';
 
 /**
  * A query worker process (layer 3 of the sandbox): runs one task at a time in a fresh sandboxed DuckDB
@@ -15,6 +16,10 @@ import { createBlankInstance, openSandbox, type BlankInstance } from './sandbox.
 let current: { id: number; connection: DuckDBConnection | undefined; interrupted: boolean } | undefined;
 /** The instance the next query will get, made while this worker waits. */
 let next: Promise<BlankInstance> | undefined;
+/** The sandbox of the file the last OGC features read used, kept for the next read of the same file. */
+let kept: { identity: string; sandbox: Sandbox } | undefined;
+/** Memory limit of a kept features sandbox: a page of features needs little, and it lives beside each query's own. */
+const FEATURES_MEMORY_MB = 256;
 
 function send(message: FromWorker): void {
   process.send?.(message);
@@ -35,12 +40,16 @@ async function run(id: number, task: WorkerTask): Promise<void> {
     unanswered.delete(index);
     send({ type: 'tile', id, index, outcome, ms: spent() });
   };
-  let sandbox: Awaited<ReturnType<typeof openSandbox>> | undefined;
+  let sandbox: Sandbox | undefined;
+  const reuse = task.kind === 'features';
+  let failed = false;
   try {
-    const blank = await next?.catch(() => undefined);
-    next = undefined;
-    const preserveOrder = keepsRowOrder(task.kind);
-    sandbox = await openSandbox(task.sources, task.settings, { preserveOrder, ...(blank ? { blank } : {}) });
+    if (task.kind === 'features') sandbox = await openFeatureSandbox(task);
+    else {
+      const blank = await next?.catch(() => undefined);
+      next = undefined;
+      sandbox = await openSandbox(task.sources, task.settings, { preserveOrder: keepsRowOrder(task.kind), ...(blank ? { blank } : {}) });
+    }
     state.connection = sandbox.connection;
     spent();
     if (state.interrupted) throw new QueryFailure(describeQueryError('query_timeout'));
@@ -56,17 +65,43 @@ async function run(id: number, task: WorkerTask): Promise<void> {
       send({ type: 'done', id, outcome: { ok: true, value }, ms: spent() });
     }
   } catch (error) {
+    failed = true;
     const outcome: TaskOutcome = error instanceof QueryFailure
       ? { ok: false, error: error.body }
       : { ok: false, error: state.interrupted ? describeQueryError('query_timeout') : toSafeError(error) };
     if (task.kind === 'tiles') for (const index of unanswered) answerTile(index, outcome);
     else send({ type: 'done', id, outcome, ms: spent() });
   } finally {
-    sandbox?.close();
     current = undefined;
-    // The next task is most likely of the same kind, so the instance is made with its row-order setting.
-    next = createBlankInstance(task.settings, keepsRowOrder(task.kind));
+    // A kept features sandbox stays open for the next read of its file, unless this read failed in it.
+    if (failed && sandbox === kept?.sandbox) kept = undefined;
+    if (sandbox !== kept?.sandbox) sandbox?.close();
+    // The next query is most likely of the same kind, so its instance is made with that row-order setting.
+    if (!reuse) next = createBlankInstance(task.settings, keepsRowOrder(task.kind));
   }
+}
+
+/**
+ * The sandbox of an OGC features read. Its SQL is the engine's own, never a user's, so the sandbox of the file
+ * (every layer: only that file allowed, external access off, configuration locked) is kept for the next read
+ * of the same file, which then finds the file's metadata and data in DuckDB's caches: measured on the 1M-point
+ * file, a bbox page took 60 ms in a fresh instance and 29 ms in a kept one. A file replaced on disk (another
+ * size or mtime) gets a new sandbox; one whose stat fails is opened afresh and fails as a query would.
+ */
+async function openFeatureSandbox(task: Extract<WorkerTask, { kind: 'features' }>): Promise<Sandbox> {
+  let identity: string | undefined;
+  try {
+    const { size, mtimeMs } = statSync(task.sources[0]!.path);
+    identity = `${task.sources[0]!.path}\n${size}\n${mtimeMs}`;
+  } catch {
+    identity = undefined;
+  }
+  if (identity !== undefined && kept?.identity === identity) return kept.sandbox;
+  kept?.sandbox.close();
+  kept = undefined;
+  const sandbox = await openSandbox(task.sources, { ...task.settings, memoryLimitMb: Math.min(task.settings.memoryLimitMb, FEATURES_MEMORY_MB) });
+  if (identity !== undefined) kept = { identity, sandbox };
+  return sandbox;
 }
 
 /** Pages, bounds and features read rows in file order (features page by row number); tiles need no order. */

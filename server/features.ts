@@ -51,15 +51,10 @@ const notFound = (what: string) => new OgcError(404, 'not_found', what);
  */
 export function registerFeatureRoutes(app: H3, options: FeatureRouteOptions): void {
   const { queries, catalog } = options;
-  const intervals = createIntervalCache(queries);
   const layerOf = (path: Record<string, unknown>): FeatureLayer => {
     const layer = listFeatureLayers(catalog().index).get(String(path.collectionId));
     if (!layer) throw notFound(`There is no collection "${String(path.collectionId).slice(0, 100)}"; /features/collections lists them.`);
     return layer;
-  };
-  const collectionOf = async (layer: FeatureLayer) => {
-    const { baseUrl, buildId } = catalog();
-    return renderCollection(baseUrl, layer, await intervals.get(buildId, layer));
   };
   const handlers: Record<OgcRouteId, Handler> = {
     getFeaturesLanding: async (event) => answer(event, renderLandingPage(catalog().baseUrl)),
@@ -67,9 +62,9 @@ export function registerFeatureRoutes(app: H3, options: FeatureRouteOptions): vo
     getFeaturesApi: async (event) => answer(event, createFeaturesOpenApiDocument(catalog().baseUrl), OGC_TYPES.openapi),
     getFeatureCollections: async (event) => {
       const layers = [...listFeatureLayers(catalog().index).values()];
-      return answer(event, renderCollections(catalog().baseUrl, await Promise.all(layers.map(collectionOf))));
+      return answer(event, renderCollections(catalog().baseUrl, layers.map((layer) => renderCollection(catalog().baseUrl, layer))));
     },
-    getFeatureCollection: async (event, path) => answer(event, await collectionOf(layerOf(path))),
+    getFeatureCollection: async (event, path) => answer(event, renderCollection(catalog().baseUrl, layerOf(path))),
     getFeatureQueryables: async (event, path) => answer(event, renderQueryables(catalog().baseUrl, layerOf(path)), OGC_TYPES.schema),
     getFeatures: async (event, path) => answer(event, await readItems(layerOf(path), event.url.searchParams), OGC_TYPES.geojson),
     getFeature: async (event, path) => {
@@ -132,33 +127,6 @@ export function registerFeatureRoutes(app: H3, options: FeatureRouteOptions): vo
 /** The file a layer's features are read from. */
 function fileOf(layer: FeatureLayer): FeatureFile {
   return { key: layer.id, path: layer.path, crs: layer.source.stored?.crs ?? null, geometryColumn: layer.source.stored?.geometry_column ?? null };
-}
-
-/**
- * Time extents of the layers that have a time column, read once per build (a min/max answered from the
- * Parquet statistics); a failed read is not kept, so the next request tries again.
- */
-function createIntervalCache(queries: QueryService) {
-  let build = '';
-  const cache = new Map<string, Promise<[string | null, string | null] | undefined>>();
-  return {
-    get(buildId: string, layer: FeatureLayer): Promise<[string | null, string | null] | undefined> {
-      if (!layer.timeColumn) return Promise.resolve(undefined);
-      if (buildId !== build) {
-        cache.clear();
-        build = buildId;
-      }
-      let interval = cache.get(layer.id);
-      if (!interval) {
-        interval = queries.features(fileOf(layer), { mode: 'time-extent', column: layer.timeColumn.name }).then((value) => value.interval, () => {
-          cache.delete(layer.id);
-          return undefined;
-        });
-        cache.set(layer.id, interval);
-      }
-      return interval;
-    },
-  };
 }
 
 /** Runs a handler and turns whatever it throws into an OGC exception document. */

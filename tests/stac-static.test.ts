@@ -75,8 +75,8 @@ describe('the static STAC catalog of the sample', () => {
     const types = [...documents.values()].map((document) => document.type);
     expect(types.filter((type) => type === 'Catalog')).toHaveLength(4);
     expect(types.filter((type) => type === 'Collection')).toHaveLength(12);
-    // 25 latest Items, a copy of each under versions/, and the 2 older versions.
-    expect(types.filter((type) => type === 'Feature')).toHaveLength(52);
+    // 25 latest Items and the 2 older versions.
+    expect(types.filter((type) => type === 'Feature')).toHaveLength(27);
     for (const [key, document] of documents) {
       expect(manifest.files[key]!.type, key).toBe(document.type === 'Feature' ? 'application/geo+json' : 'application/json');
       for (const link of document.links) expect(link.href.startsWith(`${site.origin}/`), `${key} ${link.href}`).toBe(true);
@@ -167,9 +167,8 @@ describe('the static STAC catalog of the sample', () => {
     expect(linkOf(previous, 'successor-version')!.href).toBe(canonical);
     expect(linkOf(previous, 'predecessor-version')).toBeUndefined();
     expect(Object.values(previous.assets).map((asset) => asset.href)).toEqual([`${site.origin}/data/${collection}/${dataset}/${older}/${file}.parquet`]);
-    // The latest version's copy under versions/ names the canonical Item as itself.
-    const copy = (await (await fetch(`${canonical}/versions/${latest}`)).json()) as StacItem;
-    expect(copy).toEqual(current);
+    // The latest version lives at the file's own path only.
+    expect((await fetch(`${canonical}/versions/${latest}`)).status).toBe(404);
     const parent = walked.get(`${site.origin}/stac/${collection}/${dataset}`) as StacCollection;
     const items = parent.links.filter((link) => link.rel === 'item').map((link) => link.href);
     expect(items).toContain(canonical);

@@ -25,6 +25,9 @@ export interface ColumnFacts {
   max: number | null;
   length: number | null;
   possible: string[] | null;
+  /** First and last value of a date or timestamp column, as RFC 3339 instants in UTC; null for other columns. */
+  earliest: string | null;
+  latest: string | null;
 }
 
 const STATS_TYPES = new Set(['integer', 'float', 'string', 'boolean', 'date', 'timestamp', 'time']);
@@ -50,6 +53,8 @@ export async function computeColumnStats(connection: DuckDBConnection, relation:
     max: null,
     length: null,
     possible: null,
+    earliest: null,
+    latest: null,
   }));
   if (facts.length === 0) return facts;
   const aggregates = facts.flatMap((fact, index) => {
@@ -57,6 +62,7 @@ export async function computeColumnStats(connection: DuckDBConnection, relation:
     const parts = [`count(${column}) AS n${index}`];
     if (fact.type === 'integer' || fact.type === 'float') parts.push(`min(${column})::DOUBLE AS min${index}`, `max(${column})::DOUBLE AS max${index}`);
     if (fact.type === 'string') parts.push(`max(length(${column})) AS len${index}`);
+    if (fact.type === 'date' || fact.type === 'timestamp') parts.push(`epoch_ms(min(${column})::TIMESTAMP) AS first${index}`, `epoch_ms(max(${column})::TIMESTAMP) AS last${index}`);
     if (rows > EXACT_DISTINCT_MAX_ROWS && STATS_TYPES.has(fact.type)) parts.push(`approx_count_distinct(${column}) AS hll${index}`);
     return parts;
   });
@@ -66,6 +72,8 @@ export async function computeColumnStats(connection: DuckDBConnection, relation:
     if (summary[`min${index}`] !== undefined && summary[`min${index}`] !== null) fact.min = Number(summary[`min${index}`]);
     if (summary[`max${index}`] !== undefined && summary[`max${index}`] !== null) fact.max = Number(summary[`max${index}`]);
     if (summary[`len${index}`] !== undefined && summary[`len${index}`] !== null) fact.length = Number(summary[`len${index}`]);
+    if (summary[`first${index}`] !== undefined && summary[`first${index}`] !== null) fact.earliest = toInstant(Number(summary[`first${index}`]));
+    if (summary[`last${index}`] !== undefined && summary[`last${index}`] !== null) fact.latest = toInstant(Number(summary[`last${index}`]));
     if (!STATS_TYPES.has(fact.type)) continue;
     const estimate = summary[`hll${index}`];
     await readFrequentValues(connection, relation, fact, estimate === undefined ? undefined : Number(estimate));
@@ -93,4 +101,9 @@ async function readFrequentValues(connection: DuckDBConnection, relation: string
   fact.distinct = rows.length === 0 ? 0 : Number(rows[0]![0]);
   fact.examples = rows.slice(0, EXAMPLE_COUNT).map((row) => String(row[1]));
   if (fact.type === 'string' && fact.distinct <= POSSIBLE_VALUES_MAX) fact.possible = rows.map((row) => String(row[1])).sort();
+}
+
+/** Epoch milliseconds as an RFC 3339 instant in UTC, without a fraction when it is zero. */
+function toInstant(ms: number): string {
+  return new Date(ms).toISOString().replace('.000Z', 'Z');
 }

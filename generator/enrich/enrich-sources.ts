@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { hash } from 'node:crypto';
-import type { CatalogModel, FileModel, SourceModel } from '../../core/model.ts';
+import type { CatalogModel, FileModel, SourceModel, StoredFileFacts } from '../../core/model.ts';
 import type { ColumnSchema } from '../../schemas/column.ts';
 import type { FileMetadata, InvalidGeometryReason } from '../../schemas/file-metadata.ts';
 import type { BuildIssue } from '../errors.ts';
@@ -66,7 +66,7 @@ export async function enrichSources(model: CatalogModel, localFiles: LocalDataFi
       usedPaths.add(target.path);
       for (const { source } of target.sources) {
         if (source.metadata) source.metadata.size_bytes = size;
-        source.stored = { sha256, crs: null, geometry_column: null };
+        source.stored = { sha256, crs: null, geometry_column: null, times: [] };
       }
       const inspect = INSPECTORS[target.formatType];
       if (!inspect) continue;
@@ -93,7 +93,7 @@ export async function enrichSources(model: CatalogModel, localFiles: LocalDataFi
       for (const warning of facts.warnings) warnings.push(`${target.relative}: ${warning}`);
       for (const { source, file } of target.sources) {
         if (source.metadata) applyFacts(source.metadata, facts, file);
-        source.stored = { sha256, crs: facts.geometry?.crs ?? null, geometry_column: facts.geometry?.column ?? null };
+        source.stored = { sha256, crs: facts.geometry?.crs ?? null, geometry_column: facts.geometry?.column ?? null, times: listTimes(facts) };
       }
     }
   } finally {
@@ -204,4 +204,9 @@ function checkColumnDescriptions(model: CatalogModel, fileOrigins: Map<number, F
       }
     }
   }
+}
+
+/** The first and last value of each date or timestamp column that has any. */
+function listTimes(facts: DataFacts): StoredFileFacts['times'] {
+  return facts.columns.flatMap((column) => (column.earliest && column.latest ? [{ column: column.name, first: column.earliest, last: column.latest }] : []));
 }

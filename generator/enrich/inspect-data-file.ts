@@ -9,8 +9,9 @@ import { scanGeoJsonColumn, scanWkbColumn, type GeometryScan } from '../../runti
  * Bumped whenever inspection returns something different for the same file; older cache entries are dropped.
  * 3: validity by GEOS, reasons named after its error types, empty geometries counted apart.
  * 4: bounds of longitude/latitude data that straddles ±180° have west > east (RFC 7946 §5.2).
+ * 5: first and last values of date and timestamp columns (temporal extents of OGC feature collections).
  */
-export const DATA_FACTS_VERSION = 4;
+export const DATA_FACTS_VERSION = 5;
 
 /** Everything the build learns from one data file. Cached by the file's content hash. */
 export interface DataFacts {

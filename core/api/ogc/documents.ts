@@ -52,10 +52,11 @@ export function collectionUrls(baseUrl: string, layer: FeatureLayer) {
 
 /**
  * One collection: title `<dataset>: <file>`, extent from the file's WGS84 bounds (west > east across the
- * antimeridian, as OGC allows) and, when the file has a time column, its first and last value.
+ * antimeridian, as OGC allows) and, when the file has a time column, its first and last value (read by the build).
  */
-export function renderCollection(baseUrl: string, layer: FeatureLayer, interval: [string | null, string | null] | undefined): OgcCollection {
+export function renderCollection(baseUrl: string, layer: FeatureLayer): OgcCollection {
   const urls = collectionUrls(baseUrl, layer);
+  const interval = layer.timeColumn?.interval;
   const { collection, dataset, file, source } = layer;
   const bounds = source.metadata?.bounds;
   const description = file.description ?? dataset.description;

@@ -20,8 +20,8 @@ export interface FeatureLayer {
   source: SourceModel;
   /** Its path inside the data folder. */
   path: string;
-  /** The first DATE or TIMESTAMP column of the data dictionary, which `datetime` filters. */
-  timeColumn: { name: string; type: 'date' | 'timestamp' } | null;
+  /** The first DATE or TIMESTAMP column of the data dictionary, which `datetime` filters, with its first and last value. */
+  timeColumn: { name: string; type: 'date' | 'timestamp'; interval: [string, string] | null } | null;
   /** Scalar columns usable as `?name=value` filters, in dictionary order, by name. */
   queryables: Map<string, Queryable>;
 }
@@ -48,16 +48,27 @@ export function listFeatureLayers(index: CatalogIndex): Map<string, FeatureLayer
   for (const collection of index.model.collections) {
     for (const dataset of collection.datasets) {
       for (const file of dataset.files) {
-        const source = newestGeoParquet(index, file);
-        if (!source || source.location.type !== 'file') continue;
+        const source = layerSource(index, file);
+        if (!source) continue;
         const id = featureLayerId(collection, dataset, file);
         const columns = source.metadata?.columns ?? [];
-        layers.set(id, { id, collection, dataset, file, source, path: source.location.path, timeColumn: findTimeColumn(columns), queryables: findQueryables(columns, source) });
+        layers.set(id, { id, collection, dataset, file, source, path: source.location.path, timeColumn: findTimeColumn(columns, source), queryables: findQueryables(columns, source) });
       }
     }
   }
   layersOf.set(index, layers);
   return layers;
+}
+
+/** Whether a file is a feature collection, without listing the catalog's: the web app asks this per page. */
+export function hasFeatureLayer(index: CatalogIndex, file: FileModel): boolean {
+  return layerSource(index, file) !== undefined;
+}
+
+/** The source a file's features are read from, with its path: its newest GeoParquet source stored as a file. */
+function layerSource(index: CatalogIndex, file: FileModel): (SourceModel & { location: { type: 'file'; path: string } }) | undefined {
+  const source = newestGeoParquet(index, file);
+  return source?.location.type === 'file' ? (source as SourceModel & { location: { type: 'file'; path: string } }) : undefined;
 }
 
 /** The newest GeoParquet source of a file that the query service can read (stored under the storage base URL). */
@@ -72,9 +83,12 @@ function newestGeoParquet(index: CatalogIndex, file: FileModel): SourceModel | u
   return undefined;
 }
 
-function findTimeColumn(columns: ColumnSchema[]): FeatureLayer['timeColumn'] {
+function findTimeColumn(columns: ColumnSchema[], source: SourceModel): FeatureLayer['timeColumn'] {
   const column = columns.find((candidate) => candidate.type === 'date' || candidate.type === 'timestamp');
-  return column ? { name: column.name, type: column.type as 'date' | 'timestamp' } : null;
+  if (!column) return null;
+  // The build read the column's first and last value, so listing collections never reads a file.
+  const times = source.stored?.times.find((candidate) => candidate.column === column.name);
+  return { name: column.name, type: column.type as 'date' | 'timestamp', interval: times ? [times.first, times.last] : null };
 }
 
 function findQueryables(columns: ColumnSchema[], source: SourceModel): Map<string, Queryable> {

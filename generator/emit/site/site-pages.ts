@@ -5,7 +5,7 @@ import { answerCatalogRoute } from '../../../core/render/answer.ts';
 import type { RenderContext } from '../../../core/render/resources.ts';
 import { apiPathFor, collectionPath, datasetPath, filePath, pageKey, SITE_PATHS, slugifyTag, tagPath } from '../../../core/site/paths.ts';
 import { foldTagValue } from '../../../core/tag-filters.ts';
-import { featureLayerId, listFeatureLayers } from '../../../core/api/ogc/layers.ts';
+import { featureLayerId, hasFeatureLayer } from '../../../core/api/ogc/layers.ts';
 import { stacStaticPath } from '../../../core/stac/documents.ts';
 import type { DatasetSurfaces } from '../../../src/view-types.ts';
 import type { PageView, SchemaDoc, ViewProps } from '../../../src/view-types.ts';
@@ -93,11 +93,10 @@ export function listDatasetPages(context: RenderContext, collection: CollectionM
  * feature collection (served with the query service, so at its origin).
  */
 function listSurfaces(context: RenderContext, collection: CollectionModel, dataset: DatasetModel, queryOrigin: string): DatasetSurfaces {
-  const layers = listFeatureLayers(context.index);
   const files: DatasetSurfaces['files'] = {};
   for (const file of dataset.files) {
-    const id = featureLayerId(collection, dataset, file);
-    files[file.slug] = { stac: stacStaticPath(collection, dataset, file), ...(layers.has(id) ? { features: `${queryOrigin}/features/collections/${id}` } : {}) };
+    const features = hasFeatureLayer(context.index, file) ? `${queryOrigin}/features/collections/${featureLayerId(collection, dataset, file)}` : undefined;
+    files[file.slug] = { stac: stacStaticPath(collection, dataset, file), ...(features ? { features } : {}) };
   }
   return { stac: stacStaticPath(collection, dataset), files };
 }
