@@ -22,7 +22,7 @@ async function main(): Promise<void> {
   }
   const geoshelf = createServer({ config, serveData: true, reloadIntervalMs: 2000 });
   const server = await listen(geoshelf, { port: config.port, hostname: config.host });
-  console.log(`geoshelf is serving ${config.baseUrl}/ (the web app; the API at ${config.baseUrl}/api, data under ${config.storageBaseUrl}) on ${config.host}:${config.port}`);
+  console.log(`geoshelf is serving ${config.baseUrl}/ (the web app; the API at ${config.baseUrl}/api, STAC at ${config.baseUrl}/stac, OGC API - Features at ${config.baseUrl}/features, data under ${config.storageBaseUrl}) on ${config.host}:${config.port}`);
   const stop = async () => {
     await server.close();
     await geoshelf.close();
