@@ -12,6 +12,7 @@ import { createQueryService, type QueryService } from '../query/service.ts';
 import { registerQueryRoutes } from './queries.ts';
 import { registerStacRoutes } from './stac.ts';
 import { registerFeatureRoutes } from './features.ts';
+import { registerMcpRoute } from './mcp.ts';
 import { PREFLIGHT_HEADERS } from './headers.ts';
 import { respondStatic } from './responses.ts';
 import { parseAcceptEncoding } from './static-store.ts';
@@ -86,6 +87,7 @@ export function createServer(options: AppOptions): GeoshelfServer {
   for (const method of ['GET', 'HEAD'] as const) app.on(method, DOWNLOAD_ZIP_ROUTE, (event) => answerDownloadZip(event.req, snapshot, { dataDir: config.dataDir, cacheMaxAge: config.cacheMaxAge }, event.context.params ?? {}));
   registerFeatureRoutes(app, { queries, catalog: () => ({ index: snapshot.context.index, baseUrl: snapshot.store.manifest.settings.base_url, buildId: String(snapshot.loadedAt) }), cacheMaxAge: config.cacheMaxAge });
   registerStacRoutes(app, () => snapshot, { cacheMaxAge: config.cacheMaxAge });
+  registerMcpRoute(app, { snapshot: () => snapshot, queries });
   app.all('/**', (event) => {
     const method = event.req.method;
     if (method !== 'GET' && method !== 'HEAD') {

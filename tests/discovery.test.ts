@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UNBUILT_SURFACES } from '../core/render/discovery.ts';
 import { startGeoshelf, type RunningSite } from './helpers/web-app.ts';
 
 let site: RunningSite;
@@ -36,8 +35,8 @@ describe('discovery documents point at surfaces that answer', () => {
     const answered = await statuses(concrete.map(([, href]) => href));
     for (const [name, href] of concrete) {
       const status = answered[href];
-      if ((UNBUILT_SURFACES as readonly string[]).includes(name)) expect(status, `${name}: ${href}`).toBe(404);
-      else if (name === 'create_query') expect(status, `${name}: ${href}`).toBe(405);
+      // POST-only endpoints answer a GET with 405.
+      if (name === 'create_query' || name === 'mcp') expect(status, `${name}: ${href}`).toBe(405);
       else expect(status, `${name}: ${href}`).toBe(200);
     }
   });
@@ -57,7 +56,7 @@ describe('discovery documents point at surfaces that answer', () => {
     expect(urls).toEqual(expect.arrayContaining([`${site.origin}/stac`, `${site.origin}/stac/api`, `${site.origin}/features/collections`]));
     const answered = await statuses(urls);
     // POST routes answer GET with 405; everything else must be readable.
-    const failing = Object.entries(answered).filter(([url, status]) => status !== 200 && !(status === 405 && url.endsWith('/api/queries')));
+    const failing = Object.entries(answered).filter(([url, status]) => status !== 200 && !(status === 405 && (url.endsWith('/api/queries') || url.endsWith('/mcp'))));
     expect(failing).toEqual([]);
   });
 
@@ -72,9 +71,10 @@ describe('discovery documents point at surfaces that answer', () => {
   it('every entry the AI catalog calls available answers', async () => {
     const catalog = await getJson<{ entries: { type: string; url: string; status: string }[] }>('/.well-known/ai-catalog.json');
     expect(catalog.entries.map((entry) => entry.type)).toEqual(expect.arrayContaining(['stac', 'stac-api', 'ogc-api-features']));
-    const available = catalog.entries.filter((entry) => entry.status === 'available' && entry.type !== 'query-service');
+    const available = catalog.entries.filter((entry) => entry.status === 'available' && entry.type !== 'query-service' && entry.type !== 'mcp');
     const answered = await statuses(available.map((entry) => entry.url));
     expect(Object.entries(answered).filter(([, status]) => status !== 200)).toEqual([]);
+    expect(catalog.entries.find((entry) => entry.type === 'mcp')?.status).toBe('available');
   });
 
   it('a dataset page links its STAC Collection, and each file its STAC Item and OGC collection, and they answer', async () => {

@@ -2,9 +2,6 @@ import { DEFAULT_COLUMN_LIMIT, DEFAULT_LIST_LIMIT, MAX_COLUMN_LIMIT } from '../c
 import type { ApiRoot } from '../../schemas/discovery.ts';
 import type { RenderContext } from './resources.ts';
 
-/** Surfaces the contract names in `GET /api` that this deployment does not serve yet. */
-export const UNBUILT_SURFACES = ['mcp'] as const;
-
 /** `GET /api`: every entry link of the contract, the query templates, and hints on parameters. */
 export function renderApiRoot(context: RenderContext): ApiRoot {
   const base = context.index.settings.baseUrl;
@@ -43,7 +40,7 @@ export function renderApiRoot(context: RenderContext): ApiRoot {
       queries: 'POST /api/queries {sources: [{alias, collection_id, dataset_id, file_id, file_source_id}], sql, limit} runs one bounded SELECT over GeoParquet sources (aliases are the table names) and returns a page with query_token. Send the token in X-Service-Query-Token to POST …/pages {offset, page_size}, GET …/bounds and GET …/tiles/{z}/{x}/{y}.mvt.',
       stac: 'GET /stac is a static STAC 1.1 catalog: a Catalog per collection, a Collection per dataset, an Item per file with its assets, data dictionary (table extension) and versions. GET /stac/api is a STAC API 1.0 (item search with bbox, intersects, datetime, ids, collections, q and sortby); its OpenAPI document is the stac_openapi link.',
       features: 'GET /features/collections lists OGC API - Features collections, one per file with a GeoParquet source, id {collection}.{dataset}.{file}; GET /features/collections/{id}/items answers GeoJSON in CRS84 with limit, bbox, datetime and equality filters on the queryables, paged by next links. GDAL/QGIS read it as OAPIF.',
-      not_served: `The link ${UNBUILT_SURFACES.join(', ')} is named by the contract but not served by this deployment yet; it answers 404.`,
+      mcp: 'POST /mcp speaks the Model Context Protocol (Streamable HTTP, stateless, JSON responses): read-only tools to list collections and tags, search datasets, read a dataset or a file with its data dictionary, run a query and page it, and resources for datasets and dictionaries. /.well-known/mcp/server-card.json lists the tools with their schemas.',
     },
   };
 }

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { API_VERSION, DEFAULT_COLUMN_LIMIT, DEFAULT_LIST_LIMIT, MAX_COLUMN_LIMIT, PROBLEM_CONTENT_TYPE } from '../../core/constants.ts';
 import { QUERY_ROUTES } from '../../core/api/catalog/routes.ts';
 import type { CatalogIndex } from '../../core/catalog-index.ts';
-import { UNBUILT_SURFACES } from '../../core/render/discovery.ts';
+import { MCP_TOOLS } from '../../core/mcp/tools.ts';
 import { renderProblem } from '../../core/render/problems.ts';
 import { NOT_FOUND_KEY, serializeJson, type TreeFile } from '../../core/static-files.ts';
 
@@ -101,12 +101,21 @@ FeatureCollection in CRS84: \`limit\` (default 10, at most 10,000), \`bbox\`, \`
 column, \`{property}=value\` for the properties listed at \`…/queryables\`; follow \`links[rel=next]\`. Feature ids
 are the row's position in the file. GDAL reads it as \`ogrinfo OAPIF:${base}/features\`.
 
-## Not served yet
+## MCP
 
-The link ${UNBUILT_SURFACES.map((name) => `\`${name}\``).join(', ')} in \`GET /api\` is named by the contract, but this
-deployment does not serve it yet: it answers 404. \`/api\` itself has no \`?q=\` parameter and no \`/items\` route:
-those belong to \`/stac/api\` and \`/features\`.
+\`${base}/mcp\` is a Model Context Protocol server (Streamable HTTP, stateless: POST JSON-RPC, JSON answers). Its tools
+are read-only: ${Object.values(MCP_TOOLS).map((tool) => `\`${tool.name}\``).join(', ')}. A failed call is a tool
+result with \`isError\` and \`{"code", "message"}\`. ${base}/.well-known/mcp/server-card.json lists the tools with their
+input and output schemas.
+
+\`/api\` itself has no \`?q=\` parameter and no \`/items\` route: those belong to \`/stac/api\` and \`/features\`.
 `;
+}
+
+/** A tool's schema as the MCP server sends it in tools/list: JSON Schema, no `$schema`. */
+function toolJsonSchema(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _schema, ...json } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  return json;
 }
 
 /** The limits a request body schema declares per field (`maxItems`, `maximum`, `default`, …), from its JSON Schema. */
@@ -173,9 +182,16 @@ export function renderDiscoveryFiles(index: CatalogIndex): TreeFile[] {
       $schema: 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json',
       name: 'geoshelf/catalog',
       version: API_VERSION,
-      description: 'geoshelf does not run an MCP server yet: this card lists no remotes. Use the HTTP API described at /api/openapi and /llms.txt.',
+      description: 'Read-only MCP server of the geoshelf catalog: find datasets, read their data dictionaries, run bounded SQL over GeoParquet and page the results.',
       websiteUrl: `${base}/llms.txt`,
-      remotes: [],
+      remotes: [{ type: 'streamable-http', url: `${base}/mcp` }],
+      tools: Object.values(MCP_TOOLS).map((tool) => ({
+        name: tool.name,
+        title: tool.title,
+        description: tool.description,
+        inputSchema: toolJsonSchema(z.object(tool.input)),
+        outputSchema: toolJsonSchema(tool.output),
+      })),
     }),
     json('.well-known/ai-catalog.json', {
       name: 'geoshelf catalog',
@@ -190,7 +206,7 @@ export function renderDiscoveryFiles(index: CatalogIndex): TreeFile[] {
         { type: 'stac', url: `${base}/stac`, status: 'available' },
         { type: 'stac-api', url: `${base}/stac/api`, status: 'available' },
         { type: 'ogc-api-features', url: `${base}/features`, status: 'available' },
-        { type: 'mcp', url: `${base}/mcp`, status: 'not_available' },
+        { type: 'mcp', url: `${base}/mcp`, status: 'available' },
       ],
     }),
     json(NOT_FOUND_KEY, renderProblem('not-found', 'There is no such route. Start from /api or read /api/openapi.', base), PROBLEM_CONTENT_TYPE),

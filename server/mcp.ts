@@ -1,0 +1,271 @@
+import type { H3 } from 'h3';
+import { FastResponse } from 'srvx';
+import { z } from 'zod';
+import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { resolveApiUrl, type CatalogRouteName } from '../core/api/catalog/resolve.ts';
+import { answerCatalogRoute } from '../core/render/answer.ts';
+import { MCP_TOOLS, READ_ONLY_ANNOTATIONS, type McpToolName, type ToolDefinition } from '../core/mcp/tools.ts';
+import { describeQueryError, QueryFailure } from '../query/errors.ts';
+import type { QueryService } from '../query/service.ts';
+import type { QueryBounds, QueryResult } from '../schemas/query.ts';
+import type { CatalogSnapshot } from './catalog.ts';
+
+/** Where the MCP endpoint is served. */
+export const MCP_PATH = '/mcp';
+/** Largest JSON-RPC request body; past it the transport answers 413 before parsing. Tool inputs are small. */
+export const MCP_MAX_BODY_BYTES = 256 * 1024;
+/** Largest number of array elements and object members in one tool call's arguments. */
+const MAX_TOOL_INPUT_ELEMENTS = 512;
+/** JSON-RPC code of a resource that does not exist (MCP specification, resources). */
+const RESOURCE_NOT_FOUND = -32002;
+/** Rows shown in the text rendering of a query page; the structured content has them all. */
+const TEXT_ROWS = 5;
+
+/** What the MCP surface reads: the build in force and the query engine that /api/queries uses. */
+export interface McpDependencies {
+  snapshot: () => CatalogSnapshot;
+  queries: QueryService;
+}
+
+/**
+ * Mounts `/mcp`: the Model Context Protocol over Streamable HTTP, stateless, so any replica answers any request.
+ * Call it before the catalog's catch-all route.
+ */
+export function registerMcpRoute(app: H3, dependencies: McpDependencies): void {
+  app.all(MCP_PATH, (event) => answerMcpRequest(event.req, dependencies));
+}
+
+/**
+ * Answers one HTTP request to `/mcp`. POST carries JSON-RPC and gets a JSON answer from a server and transport
+ * made for this request alone (the SDK's stateless pattern: no session, nothing kept between requests). This
+ * server never opens a stream of its own, so GET and DELETE answer 405 with `Allow: POST`, as the transport
+ * specification says. A browser page of another origin gets 403 (the specification's DNS-rebinding rule);
+ * clients that send no Origin (every non-browser client) are served.
+ */
+export async function answerMcpRequest(request: Request, dependencies: McpDependencies): Promise<Response> {
+  if (request.method !== 'POST') return jsonRpcError(405, -32000, 'Method not allowed: this MCP endpoint is stateless and accepts POST only.', { allow: 'POST' });
+  const origin = request.headers.get('origin');
+  const baseUrl = dependencies.snapshot().store.manifest.settings.base_url;
+  if (origin !== null && origin !== new URL(baseUrl).origin) return jsonRpcError(403, -32000, 'Forbidden: the Origin header names another site.');
+  const server = createMcpServer(dependencies);
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: MCP_MAX_BODY_BYTES });
+  await server.connect(transport);
+  try {
+    return await transport.handleRequest(request);
+  } finally {
+    await server.close();
+  }
+}
+
+/** A JSON-RPC error answered before any server is made (no request id is known yet). */
+function jsonRpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
+  const body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
+  return new FastResponse(body, { status, headers: { ...headers, 'content-type': 'application/json', 'cache-control': 'no-store' } });
+}
+
+/** A tool's failure as the agent sees it: a stable code and a message safe to show. */
+class ToolFailure extends Error {
+  readonly code: string;
+
+  constructor(code: string, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/**
+ * The MCP server of one request: every tool of {@link MCP_TOOLS}, the catalog documents as resource templates,
+ * and a prompt. Handlers are thin adapters over the same renderers and query engine as /api.
+ */
+export function createMcpServer({ snapshot, queries }: McpDependencies): McpServer {
+  const server = new McpServer(
+    { name: 'geoshelf', title: 'geoshelf catalog', version: '1.0.0' },
+    {
+      maxToolInputElements: MAX_TOOL_INPUT_ELEMENTS,
+      instructions: 'A catalog of geospatial datasets. list_collections, then search_datasets to find data; get_dataset for the ids of its '
+        + 'files and sources; get_file for the columns; run_query to run SQL over sources by alias; get_query_page with next_offset for more rows.',
+    },
+  );
+  const catalog = (name: CatalogRouteName, path: string, query: Record<string, string | number | undefined> = {}) => catalogDocument(snapshot(), name, path, query);
+  const datasetPath = (args: { collection: string; dataset: string }) => `/api/collections/${segment(args.collection)}/datasets/${segment(args.dataset)}`;
+
+  addTool(server, 'list_collections', async () => ({ collections: catalog('collections', '/api/collections') }), (value) => {
+    const lines = (value.collections as { slug: string; id: number; name: string; dataset_count?: number }[])
+      .map((collection) => `- ${collection.slug} (id ${collection.id}): ${collection.name}, ${collection.dataset_count ?? 0} datasets`);
+    return [`${lines.length} collections:`, ...lines].join('\n');
+  });
+  addTool(server, 'list_tags', async (args) => catalog('tags', `/api/collections/${segment(args.collection)}/datasets/tags`, { tag_key: args.tag_key }), (value) => {
+    const tags = value.tags as Record<string, string[]>;
+    return Object.entries(tags).map(([key, values]) => `${key}: ${values.join(', ')}`).join('\n') || 'No tags.';
+  });
+  addTool(server, 'search_datasets', async (args) => {
+    const query = { search: args.search, tag_filters: args.tag_filters, limit: args.limit, offset: args.offset ?? undefined };
+    return catalog('collection', `/api/collections/${segment(args.collection)}`, query);
+  }, renderListing);
+  addTool(server, 'get_dataset', async (args) => catalog('dataset', datasetPath(args), { include_urls: 'true' }), renderDataset);
+  addTool(server, 'get_file', async (args) => {
+    const path = `${datasetPath(args)}/files/${segment(args.file)}`;
+    const file = catalog('file', path) as { file: unknown };
+    return { file: file.file, dictionary: catalog('schema', `${path}/schema`, { version: args.version }) };
+  }, renderFile);
+  addTool(server, 'run_query', async (args) => queries.run(args), (value) => renderPage(value as QueryResult));
+  addTool(server, 'get_query_page', async ({ query_id, query_token, ...page }) => queries.page(query_id, query_token, page), (value) => renderPage(value as QueryResult));
+  addTool(server, 'get_query_bounds', async (args) => queries.bounds(args.query_id, args.query_token), (value) => {
+    const [west, south, east, north] = (value as QueryBounds).bounds;
+    return `WGS84 extent: west ${west}, south ${south}, east ${east}, north ${north}${west > east ? ' (crosses the antimeridian)' : ''}.`;
+  });
+  addResources(server, snapshot);
+  addPrompts(server);
+  return server;
+}
+
+type ToolArgs<N extends McpToolName> = (typeof MCP_TOOLS)[N] extends ToolDefinition<infer I, infer _O> ? z.infer<z.ZodObject<I>> : never;
+
+/**
+ * Registers a tool from its definition. The handler's document becomes `structuredContent`, with a short text
+ * rendering and the JSON as text for clients that read text only (as the specification advises). A failure is a
+ * tool result with `isError` whose text is `{"code", "message"}` (ToolErrorSchema), never a protocol error.
+ */
+function addTool<N extends McpToolName>(server: McpServer, name: N, handler: (args: ToolArgs<N>) => Promise<unknown>, render: (value: Record<string, unknown>) => string): void {
+  const tool = MCP_TOOLS[name] as ToolDefinition;
+  const config = { title: tool.title, description: tool.description, inputSchema: tool.input, outputSchema: tool.output, annotations: { title: tool.title, ...READ_ONLY_ANNOTATIONS } };
+  server.registerTool(name, config, (async (args: ToolArgs<N>): Promise<CallToolResult> => {
+    try {
+      const value = (await handler(args)) as Record<string, unknown>;
+      return { structuredContent: value, content: [{ type: 'text', text: render(value) }, { type: 'text', text: JSON.stringify(value) }] };
+    } catch (error) {
+      // The body of /api/queries errors, as text: clients check any structuredContent against the outputSchema,
+      // even on errors, so a failure carries none.
+      const { code, message } = describeFailure(error);
+      return { isError: true, content: [{ type: 'text', text: JSON.stringify({ code, message }) }] };
+    }
+  }) as never);
+}
+
+/** The code and message of a failed tool call; anything unexpected is logged and answered without its detail. */
+function describeFailure(error: unknown): { code: string; message: string } {
+  if (error instanceof ToolFailure) return { code: error.code, message: error.message };
+  if (error instanceof QueryFailure) return { code: error.body.code, message: error.body.message };
+  console.error('unexpected error in an MCP tool', error);
+  const { code, message } = describeQueryError('internal_error');
+  return { code, message };
+}
+
+/** A slug as a path segment: encoded, so it cannot reach another route. */
+function segment(slug: string): string {
+  return encodeURIComponent(slug);
+}
+
+/**
+ * The document of a catalog route, computed as /api computes it (route table, then the shared renderer), or a
+ * ToolFailure: `not_found` and `invalid_parameter` with the catalog's own detail. `expected` guards against a
+ * slug that lands on another route (a dataset called `tags`).
+ */
+function catalogDocument(snapshot: CatalogSnapshot, expected: CatalogRouteName, path: string, query: Record<string, string | number | undefined>): unknown {
+  const notFound = () => new ToolFailure('not_found', 'There is no such collection, dataset or file; list_collections and search_datasets give the slugs.');
+  // The route is checked before the parameters, so a slug that lands on another route is not blamed on them.
+  const bare = resolveApiUrl(path, new URLSearchParams());
+  if (!bare.ok || bare.route.route !== expected) throw notFound();
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) if (value !== undefined) params.set(name, String(value));
+  const resolution = resolveApiUrl(path, params);
+  if (!resolution.ok) throw resolution.status === 400 ? new ToolFailure('invalid_parameter', resolution.detail) : notFound();
+  const { route } = resolution;
+  if (route.route === 'openapi') throw notFound();
+  const answer = answerCatalogRoute(snapshot.context, route);
+  if (answer.problem) {
+    const detail = (answer.body as { detail?: string }).detail ?? 'The catalog refused the request.';
+    throw new ToolFailure(answer.status === 404 ? 'not_found' : 'invalid_parameter', detail);
+  }
+  return answer.body;
+}
+
+function renderListing(value: Record<string, unknown>): string {
+  const page = value as { collection: { slug: string }; datasets: { slug: string; id: number; name: string }[]; total: number; offset: number };
+  const end = page.offset + page.datasets.length;
+  const head = page.datasets.length === 0
+    ? `No datasets on this page of collection ${page.collection.slug} (${page.total} match).`
+    : `Datasets ${page.offset + 1}–${end} of ${page.total} in collection ${page.collection.slug}:`;
+  const more = end < page.total ? [`More: offset ${end}.`] : [];
+  return [head, ...page.datasets.map((dataset) => `- ${dataset.slug} (id ${dataset.id}): ${dataset.name}`), ...more].join('\n');
+}
+
+interface SourceSummary { id: number; version?: string | number; url?: string | null }
+interface FileSummary { id: number; slug: string; name: string; formats?: { format: { name: string }; sources: SourceSummary[] }[] }
+
+/** The ids an agent needs for run_query, one line per file and source. */
+function renderDataset(value: Record<string, unknown>): string {
+  const { collection, dataset } = value as { collection: { id: number; slug: string }; dataset: { id: number; slug: string; name: string; files?: FileSummary[] } };
+  const lines = [`${dataset.name}: collection_id ${collection.id}, dataset_id ${dataset.id} (${collection.slug}/${dataset.slug}).`];
+  for (const file of dataset.files ?? []) {
+    lines.push(`- file ${file.slug}, file_id ${file.id}: ${file.name}`);
+    for (const format of file.formats ?? []) {
+      for (const source of format.sources) lines.push(`  - ${format.format.name} version ${source.version ?? '?'}: file_source_id ${source.id}${source.url ? `, ${source.url}` : ''}`);
+    }
+  }
+  return lines.join('\n');
+}
+
+function renderFile(value: Record<string, unknown>): string {
+  const { file, dictionary } = value as { file: { slug: string; name: string }; dictionary: { selected_version: string | number | null; schema: { columns: { name: string; type: string }[] } | null } };
+  if (!dictionary.schema) return `${file.name} (${file.slug}): no schema-capable source, so no data dictionary.`;
+  const columns = dictionary.schema.columns.map((column) => `${column.name} ${column.type}`).join(', ');
+  return `${file.name} (${file.slug}), version ${dictionary.selected_version}: ${dictionary.schema.columns.length} columns: ${columns}.`;
+}
+
+function renderPage(page: QueryResult): string {
+  const head = `${page.returned_count} rows from offset ${page.offset}${page.has_more ? `; more from offset ${page.next_offset}` : '; no more rows'}. query_id ${page.query_id}.`;
+  const columns = `Columns: ${page.columns.map((column) => `${column.name} ${column.type}`).join(', ')}.`;
+  const rows = page.rows.slice(0, TEXT_ROWS).map((row) => JSON.stringify(row, (_key, item) => (typeof item === 'string' && item.length > 80 ? `${item.slice(0, 80)}…` : item)));
+  return [head, columns, ...rows, ...(page.rows.length > TEXT_ROWS ? [`(${page.rows.length - TEXT_ROWS} more rows in the structured content)`] : [])].join('\n');
+}
+
+/** The catalog documents an agent may read without a tool call: a dataset, and a file's data dictionary. */
+function addResources(server: McpServer, snapshot: () => CatalogSnapshot): void {
+  const read = (uri: URL, name: CatalogRouteName, path: string) => {
+    try {
+      return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(catalogDocument(snapshot(), name, path, {})) }] };
+    } catch (error) {
+      if (error instanceof ToolFailure) throw new McpError(RESOURCE_NOT_FOUND, error.message);
+      throw error;
+    }
+  };
+  const value = (variable: string | string[] | undefined) => segment(String(Array.isArray(variable) ? variable[0] : variable ?? ''));
+  server.registerResource(
+    'dataset',
+    new ResourceTemplate('geoshelf://collections/{collection}/datasets/{dataset}', { list: undefined }),
+    { title: 'A dataset', description: 'The dataset detail document: files, formats, sources and their ids.', mimeType: 'application/json' },
+    (uri, { collection, dataset }) => read(uri, 'dataset', `/api/collections/${value(collection)}/datasets/${value(dataset)}`),
+  );
+  server.registerResource(
+    'file_schema',
+    new ResourceTemplate('geoshelf://collections/{collection}/datasets/{dataset}/files/{file}/schema', { list: undefined }),
+    { title: 'A file\'s data dictionary', description: 'The schema document of a file\'s newest version: every column with its statistics.', mimeType: 'application/json' },
+    (uri, { collection, dataset, file }) => read(uri, 'schema', `/api/collections/${value(collection)}/datasets/${value(dataset)}/files/${value(file)}/schema`),
+  );
+}
+
+/** A prompt that walks an agent through a dataset with the tools. */
+function addPrompts(server: McpServer): void {
+  server.registerPrompt(
+    'explore_dataset',
+    {
+      title: 'Explore a dataset',
+      description: 'Read a dataset, its columns, and a first page of its rows.',
+      argsSchema: { collection: z.string().describe('Collection slug.'), dataset: z.string().describe('Dataset slug.') },
+    },
+    ({ collection, dataset }) => ({
+      messages: [{
+        role: 'user',
+        content: {
+          type: 'text',
+          text: `Explore the dataset "${dataset}" of collection "${collection}" in the geoshelf catalog. Call get_dataset for its files and their ids, `
+            + 'get_file on each file for its columns, then run_query with one source (alias t) and SELECT * FROM t LIMIT 10, '
+            + 'and describe what the data holds, its extent (get_query_bounds) and which columns look useful.',
+        },
+      }],
+    }),
+  );
+}

@@ -1,0 +1,208 @@
+import { Ajv } from 'ajv';
+import * as ajvFormats from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { LATEST_PROTOCOL_VERSION, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { MCP_TOOLS, ToolErrorSchema } from '../core/mcp/tools.ts';
+import { startGeoshelf, type RunningSite } from './helpers/web-app.ts';
+
+let site: RunningSite;
+let client: Client;
+let transport: StreamableHTTPClientTransport;
+let tools: Tool[];
+const ajv = new Ajv({ strict: false });
+(ajvFormats as unknown as { default: (instance: Ajv) => Ajv }).default(ajv);
+
+beforeAll(async () => {
+  site = await startGeoshelf();
+  client = new Client({ name: 'geoshelf-test', version: '1.0.0' });
+  transport = new StreamableHTTPClientTransport(new URL(`${site.origin}/mcp`));
+  await client.connect(transport);
+  // Listing the tools also hands their output schemas to the client, which then checks every structuredContent.
+  tools = (await client.listTools()).tools;
+});
+afterAll(async () => {
+  await client?.close();
+  await site?.close();
+});
+
+async function api<T = unknown>(path: string): Promise<T> {
+  const response = await fetch(`${site.origin}${path}`);
+  expect(response.status, path).toBe(200);
+  return (await response.json()) as T;
+}
+
+/** Calls a tool that must succeed; checks its structured content against the declared outputSchema on its own as well. */
+async function call<T = Record<string, unknown>>(name: string, args: Record<string, unknown>): Promise<T> {
+  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
+  const schema = tools.find((tool) => tool.name === name)!.outputSchema!;
+  const validate = ajv.compile(schema);
+  expect(validate(result.structuredContent), JSON.stringify(validate.errors)).toBe(true);
+  expect(result.content[0]).toMatchObject({ type: 'text' });
+  return result.structuredContent as T;
+}
+
+/** Calls a tool that must fail cleanly: a tool result with isError, never a protocol error. */
+async function fail(name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  expect(result.isError, JSON.stringify(result.content)).toBe(true);
+  expect(result.structuredContent).toBeUndefined();
+  return result;
+}
+
+const failureText = (result: CallToolResult) => JSON.stringify(result);
+
+describe('MCP over Streamable HTTP at /mcp', () => {
+  it('initializes at the newest protocol revision, statelessly, and lists eight read-only tools with output schemas', async () => {
+    expect(client.getServerVersion()?.name).toBe('geoshelf');
+    expect(transport.protocolVersion).toBe(LATEST_PROTOCOL_VERSION);
+    expect(transport.sessionId).toBeUndefined();
+    expect(tools.map((tool) => tool.name).sort()).toEqual(Object.keys(MCP_TOOLS).sort());
+    for (const tool of tools) {
+      expect(tool.annotations?.readOnlyHint, tool.name).toBe(true);
+      expect(tool.outputSchema?.type, tool.name).toBe('object');
+      expect(tool.inputSchema.type, tool.name).toBe('object');
+    }
+  });
+
+  it('is described truthfully by the server card: its endpoint, and the tools with the schemas tools/list gives', async () => {
+    const card = await (await fetch(`${site.origin}/.well-known/mcp/server-card.json`)).json() as {
+      remotes: { type: string; url: string }[];
+      tools: { name: string; inputSchema: Record<string, unknown>; outputSchema: Record<string, unknown> }[];
+    };
+    expect(card.remotes).toEqual([{ type: 'streamable-http', url: `${site.origin}/mcp` }]);
+    const { tools } = await client.listTools();
+    expect(card.tools.map((tool) => tool.name)).toEqual(tools.map((tool) => tool.name));
+    for (const tool of tools) {
+      const described = card.tools.find((candidate) => candidate.name === tool.name)!;
+      expect(Object.keys(described.inputSchema.properties as object).sort(), tool.name).toEqual(Object.keys(tool.inputSchema.properties ?? {}).sort());
+      expect(described.outputSchema.type, tool.name).toBe('object');
+      expect(Object.keys(described.outputSchema.properties as object).sort(), tool.name).toEqual(Object.keys(tool.outputSchema?.properties ?? {}).sort());
+    }
+  });
+
+  it('lists collections and tags, and search_datasets answers the same document as the collection listing of /api', async () => {
+    const { collections } = await call<{ collections: { slug: string }[] }>('list_collections', {});
+    expect(collections.map((collection) => collection.slug)).toContain('natural-earth');
+    expect(await call('list_tags', { collection: 'natural-earth' })).toEqual(await api('/api/collections/natural-earth/datasets/tags'));
+    const page = await call<{ datasets: { slug: string }[]; total: number }>('search_datasets', { collection: 'natural-earth', search: 'countries', limit: 5 });
+    expect(page.datasets.map((dataset) => dataset.slug)).toContain('countries');
+    expect(page).toEqual(await api('/api/collections/natural-earth?search=countries&limit=5'));
+    const second = await call<{ offset: number }>('search_datasets', { collection: 'natural-earth', limit: 2, offset: 2 });
+    expect(second).toEqual(await api('/api/collections/natural-earth?limit=2&offset=2'));
+  });
+
+  it('get_dataset gives the detail document with download URLs, and get_file the file with the same dictionary as the schema route', async () => {
+    const detail = await call('get_dataset', { collection: 'natural-earth', dataset: 'countries' });
+    expect(detail).toEqual(await api('/api/collections/natural-earth/datasets/countries?include_urls=true'));
+    const { file, dictionary } = await call<{ file: { slug: string }; dictionary: { schema: { columns: { name: string }[] } } }>(
+      'get_file', { collection: 'natural-earth', dataset: 'countries', file: 'countries-110m' });
+    expect(file.slug).toBe('countries-110m');
+    const schema = await api<{ schema: { columns: unknown[] } }>('/api/collections/natural-earth/datasets/countries/files/countries-110m/schema');
+    expect(dictionary).toEqual(schema);
+    expect(dictionary.schema.columns.map((column) => column.name)).toContain('name');
+  });
+
+  it('runs a query from the ids get_dataset gives, pages it, and frames it', async () => {
+    const { collection, dataset } = await call<{ collection: { id: number }; dataset: { id: number; files: { id: number; slug: string; formats: { format: { format_type: string }; sources: { id: number }[] }[] }[] } }>(
+      'get_dataset', { collection: 'natural-earth', dataset: 'countries' });
+    const file = dataset.files.find((candidate) => candidate.slug === 'countries-110m')!;
+    const source = file.formats.find((format) => format.format.format_type === 'geoparquet')!.sources[0]!;
+    const sources = [{ alias: 'countries', collection_id: collection.id, dataset_id: dataset.id, file_id: file.id, file_source_id: source.id }];
+    const sql = 'SELECT name, geometry FROM countries ORDER BY name';
+    type Page = { rows: { name: string }[]; has_more: boolean; next_offset?: number; query_id: string; query_token: string; map_configuration?: { source: { tiles: string[] } } };
+    const first = await call<Page>('run_query', { sources, sql, limit: 3 });
+    expect(first.rows).toHaveLength(3);
+    expect(first.has_more).toBe(true);
+    expect(first.map_configuration?.source.tiles[0]).toContain(`/api/queries/${first.query_id}/tiles/{z}/{x}/{y}.mvt`);
+    const next = await call<Page>('get_query_page', { query_id: first.query_id, query_token: first.query_token, offset: first.next_offset!, page_size: 3 });
+    const whole = await call<Page>('run_query', { sources, sql, limit: 6 });
+    expect([...first.rows, ...next.rows].map((row) => row.name)).toEqual(whole.rows.map((row) => row.name));
+    const { bounds } = await call<{ bounds: number[] }>('get_query_bounds', { query_id: first.query_id, query_token: first.query_token });
+    expect(bounds).toHaveLength(4);
+    expect(bounds[1]!).toBeLessThan(bounds[3]!);
+    expect(bounds[1]!).toBeGreaterThanOrEqual(-90);
+  });
+
+  it('answers bad input with isError and a code, without echoing SQL', async () => {
+    const codeOf = (result: CallToolResult) => {
+      const body = ToolErrorSchema.parse(JSON.parse((result.content[0] as { text: string }).text));
+      return body.code;
+    };
+    expect(codeOf(await fail('search_datasets', { collection: 'no-such-collection' }))).toBe('not_found');
+    expect(codeOf(await fail('search_datasets', { collection: 'natural-earth', tag_filters: 'nokey:x' }))).toBe('invalid_parameter');
+    expect(codeOf(await fail('get_dataset', { collection: 'natural-earth', dataset: 'tags' }))).toBe('not_found');
+    expect(codeOf(await fail('get_file', { collection: 'natural-earth', dataset: 'countries', file: 'nope' }))).toBe('not_found');
+    expect(codeOf(await fail('get_file', { collection: 'natural-earth', dataset: 'countries', file: 'countries-110m', version: 'v-none' }))).toBe('not_found');
+    const ref = { alias: 't', collection_id: 1, dataset_id: 99999, file_id: 1, file_source_id: 1 };
+    expect(codeOf(await fail('run_query', { sources: [ref], sql: 'SELECT 1' }))).toBe('source_not_found');
+
+    const { dataset, collection } = await call<{ collection: { id: number }; dataset: { id: number; files: { id: number; formats: { sources: { id: number }[] }[] }[] } }>(
+      'get_dataset', { collection: 'natural-earth', dataset: 'countries' });
+    const good = { alias: 't', collection_id: collection.id, dataset_id: dataset.id, file_id: dataset.files[0]!.id, file_source_id: dataset.files[0]!.formats[0]!.sources[0]!.id };
+    const hostile = await fail('run_query', { sources: [good], sql: "SELECT * FROM '/etc/passwd'" });
+    expect(codeOf(hostile)).toBe('sql_file_not_allowed');
+    expect(failureText(hostile)).not.toContain('passwd');
+    const reader = await fail('run_query', { sources: [good], sql: "SELECT * FROM read_csv('/etc/passwd')" });
+    expect(codeOf(reader)).toBe('sql_table_function_not_allowed');
+    expect(failureText(reader)).not.toContain('passwd');
+    const pragma = await fail('run_query', { sources: [good], sql: "PRAGMA database_list" });
+    expect(codeOf(pragma)).toBe('sql_not_select');
+    expect(failureText(pragma)).not.toContain('database_list');
+
+    expect(codeOf(await fail('get_query_page', { query_id: 'a'.repeat(24), query_token: 'not-a-token', offset: 0 }))).toBe('token_invalid');
+    // Wrong types are refused by the SDK's input check, as a tool error too, never a protocol error.
+    const wrongType = await fail('run_query', { sources: [good], sql: 42 });
+    expect(failureText(wrongType)).toMatch(/sql/);
+    const oversized = await fail('search_datasets', { collection: 'natural-earth', search: 'x'.repeat(10_000) });
+    expect(failureText(oversized)).not.toContain('x'.repeat(100));
+  });
+
+  it('serves datasets and dictionaries as resources, and an explore_dataset prompt', async () => {
+    const templates = (await client.listResourceTemplates()).resourceTemplates.map((template) => template.uriTemplate);
+    expect(templates).toEqual(expect.arrayContaining([
+      'geoshelf://collections/{collection}/datasets/{dataset}',
+      'geoshelf://collections/{collection}/datasets/{dataset}/files/{file}/schema',
+    ]));
+    const read = await client.readResource({ uri: 'geoshelf://collections/natural-earth/datasets/countries/files/countries-110m/schema' });
+    const text = (read.contents[0] as { text: string }).text;
+    expect(JSON.parse(text)).toEqual(await api('/api/collections/natural-earth/datasets/countries/files/countries-110m/schema'));
+    await expect(client.readResource({ uri: 'geoshelf://collections/natural-earth/datasets/no-such' })).rejects.toThrow(/no dataset|no such/i);
+    const prompts = (await client.listPrompts()).prompts.map((prompt) => prompt.name);
+    expect(prompts).toContain('explore_dataset');
+    const prompt = await client.getPrompt({ name: 'explore_dataset', arguments: { collection: 'natural-earth', dataset: 'countries' } });
+    expect(JSON.stringify(prompt.messages)).toContain('countries');
+  });
+});
+
+describe('the /mcp endpoint over plain HTTP', () => {
+  const initialize = JSON.stringify({
+    jsonrpc: '2.0', id: 1, method: 'initialize',
+    params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+  });
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+  it('answers GET and DELETE with 405 and Allow: POST, since it opens no server-initiated stream', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      const response = await fetch(`${site.origin}/mcp`, { method, headers: { accept: 'text/event-stream' } });
+      expect(response.status, method).toBe(405);
+      expect(response.headers.get('allow'), method).toBe('POST');
+    }
+  });
+
+  it('serves a request from its own origin or without Origin, and refuses another origin with 403', async () => {
+    const own = await fetch(`${site.origin}/mcp`, { method: 'POST', headers: { ...headers, origin: site.origin }, body: initialize });
+    expect(own.status).toBe(200);
+    expect(((await own.json()) as { result: { protocolVersion: string } }).result.protocolVersion).toBe(LATEST_PROTOCOL_VERSION);
+    const foreign = await fetch(`${site.origin}/mcp`, { method: 'POST', headers: { ...headers, origin: 'http://attacker.example' }, body: initialize });
+    expect(foreign.status).toBe(403);
+  });
+
+  it('refuses a body over 256 KiB with 413', async () => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_collections', arguments: { pad: 'x'.repeat(300 * 1024) } } });
+    const response = await fetch(`${site.origin}/mcp`, { method: 'POST', headers: { ...headers, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION }, body });
+    expect(response.status).toBe(413);
+  });
+});
