@@ -8,6 +8,7 @@ import { benchEnrichment } from './enrich-bench.ts';
 import { benchListings } from './listing-bench.ts';
 import { benchQueries } from './query-bench.ts';
 import { benchFeatures } from './features-bench.ts';
+import { benchMcp } from './mcp-bench.ts';
 import { benchQueryLoad } from './query-load-bench.ts';
 import { benchPreview } from './preview-bench.ts';
 import { benchSearch } from './search-bench.ts';
@@ -40,6 +41,7 @@ const SECTIONS: Record<string, (bench: BenchContext) => Promise<void>> = {
   'stac-build': benchStacBuild,
   'stac-search': benchStacSearch,
   features: benchFeatures,
+  mcp: benchMcp,
 };
 
 async function main(): Promise<void> {

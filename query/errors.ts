@@ -17,7 +17,7 @@ interface QueryErrorDefinition {
 const define = <const D extends QueryErrorDefinition>(definition: D): D => definition;
 const cut = (text: string, length = 64) => (text.length > length ? `${text.slice(0, length)}…` : text);
 
-const SQL_HINT = 'The README section "Queries" lists what a query may use; the message says what to change.';
+const SQL_HINT = 'The "Rules of a query" in /llms.txt list what a query may use; the message says what to change.';
 const RETRY_HINT = 'Retry after the number of seconds in the Retry-After header.';
 
 /** Every query error code with its status, message and hint. */
@@ -41,8 +41,8 @@ export const QUERY_ERRORS = {
   }),
   unknown_crs: define({
     status: 400,
-    message: (crs: string) => `result_crs "${cut(crs, 40)}" is not a CRS this service knows; use EPSG:4326, EPSG:3857 or another code listed in the README.`,
-    hint: 'The README section "The data dictionary" lists the known CRS codes.',
+    message: (crs: string) => `result_crs "${cut(crs, 40)}" is not a CRS this service knows; use EPSG:4326, EPSG:3857 or another EPSG code of a UTM zone or a common national grid.`,
+    hint: 'EPSG:4326 and EPSG:3857 always work; the README section "The data dictionary" lists every known code.',
   }),
   invalid_query_id: define({ status: 400, message: 'query_id must be 20 to 64 characters of A-Z, a-z, 0-9, _ and -.', hint: 'Use the query_id of a QueryResult.' }),
   token_missing: define({ status: 400, message: 'Send the query_token of the query in the X-Service-Query-Token header.', hint: 'Tiles also accept it in the token query parameter.' }),
@@ -101,7 +101,7 @@ export const QUERY_ERRORS = {
     message: (name: string, use: 'call' | 'aggregate-name' | 'bare-name' = 'call') => {
       if (use === 'aggregate-name') return `Function "${name}" needs the name of an allowed aggregate as a constant string, like ${name}(values, 'sum').`;
       if (use === 'bare-name') return `"${name}" names a function that is not allowed in queries. If it is a column, qualify it with its table, like t.${name}.`;
-      return `Function ${name} is not allowed in queries. Allowed functions are listed in the README.`;
+      return `Function ${name} is not allowed in queries: they may use DuckDB's scalar, aggregate and window functions on an allowlist, which leaves out file readers, settings and catalog functions.`;
     },
     hint: SQL_HINT,
   }),

@@ -90,6 +90,11 @@ export const SETTINGS = {
     default: '64',
     help: 'Memory budget in MiB for vector tiles the query service keeps (least recently used first out); a tile of one query and build is made once. 0 keeps none.',
   },
+  mcpRate: {
+    env: 'GEOSHELF_MCP_RATE',
+    default: '20',
+    help: 'Requests per second each client (remote address) may send to /mcp, with bursts of twice as many; past it the answer is 429 with Retry-After. 0 turns the bound off.',
+  },
   siteQueryOrigin: {
     env: 'GEOSHELF_SITE_QUERY_ORIGIN',
     default: '',
@@ -132,6 +137,7 @@ const CONFIG_SCHEMA = z.object({
   queryMaxResponseBytes: z.coerce.number().int().min(1024),
   tileMaxFeatures: z.coerce.number().int().min(1),
   tileCacheMb: z.coerce.number().int().min(0),
+  mcpRate: z.coerce.number().min(0),
   siteQueryOrigin: optionalUrl,
   siteBrowserSqlMb: z.coerce.number().min(0),
   ci: z.string().transform((value) => value !== '' && value !== 'false' && value !== '0'),

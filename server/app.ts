@@ -87,7 +87,7 @@ export function createServer(options: AppOptions): GeoshelfServer {
   for (const method of ['GET', 'HEAD'] as const) app.on(method, DOWNLOAD_ZIP_ROUTE, (event) => answerDownloadZip(event.req, snapshot, { dataDir: config.dataDir, cacheMaxAge: config.cacheMaxAge }, event.context.params ?? {}));
   registerFeatureRoutes(app, { queries, catalog: () => ({ index: snapshot.context.index, baseUrl: snapshot.store.manifest.settings.base_url, buildId: String(snapshot.loadedAt) }), cacheMaxAge: config.cacheMaxAge });
   registerStacRoutes(app, () => snapshot, { cacheMaxAge: config.cacheMaxAge });
-  registerMcpRoute(app, { snapshot: () => snapshot, queries });
+  registerMcpRoute(app, { snapshot: () => snapshot, queries }, { rate: config.mcpRate });
   app.all('/**', (event) => {
     const method = event.req.method;
     if (method !== 'GET' && method !== 'HEAD') {

@@ -1,4 +1,4 @@
-import type { H3 } from 'h3';
+import { getRequestIP, type H3 } from 'h3';
 import { FastResponse } from 'srvx';
 import { z } from 'zod';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -29,12 +29,69 @@ export interface McpDependencies {
   queries: QueryService;
 }
 
+/** Options of {@link registerMcpRoute}. */
+export interface McpRouteOptions {
+  /** Requests per second per client (GEOSHELF_MCP_RATE); bursts of twice as many pass; 0 turns the bound off. */
+  rate: number;
+}
+
+/** Most clients whose buckets are kept; past it the least recently seen is dropped, so memory stays bounded. */
+const MAX_RATE_CLIENTS = 10_000;
+
 /**
  * Mounts `/mcp`: the Model Context Protocol over Streamable HTTP, stateless, so any replica answers any request.
- * Call it before the catalog's catch-all route.
+ * Each client (the socket's remote address: the server trusts no X-Forwarded-For) has a token bucket; past its
+ * rate the answer is 429 with Retry-After, before any JSON is parsed. Call it before the catalog's catch-all route.
  */
-export function registerMcpRoute(app: H3, dependencies: McpDependencies): void {
-  app.all(MCP_PATH, (event) => answerMcpRequest(event.req, dependencies));
+export function registerMcpRoute(app: H3, dependencies: McpDependencies, options: McpRouteOptions): void {
+  const buckets = options.rate > 0 ? createTokenBuckets({ rate: options.rate, burst: 2 * options.rate, maxClients: MAX_RATE_CLIENTS }) : undefined;
+  app.all(MCP_PATH, (event) => {
+    const wait = buckets?.take(getRequestIP(event) ?? 'unknown') ?? 0;
+    if (wait > 0) {
+      const seconds = Math.ceil(wait);
+      return jsonRpcError(429, -32000, `Too many requests: this client is over its rate on /mcp; retry in ${seconds} s.`, { 'retry-after': String(seconds) });
+    }
+    return answerMcpRequest(event.req, dependencies);
+  });
+}
+
+/** Token buckets keyed by client: `take` spends a token and answers 0, or the seconds until one is there. */
+export interface TokenBuckets {
+  take: (client: string, now?: number) => number;
+  /** Clients with a bucket kept in memory. */
+  size: () => number;
+}
+
+/**
+ * Per-client token buckets that refill at `rate` tokens a second up to `burst`. A bucket that has refilled to full
+ * is the same as no bucket, so idle buckets are swept once per refill time; between sweeps, at most `maxClients`
+ * are kept (least recently seen dropped first), so a spray of addresses cannot grow memory.
+ */
+export function createTokenBuckets({ rate, burst, maxClients }: { rate: number; burst: number; maxClients: number }): TokenBuckets {
+  const buckets = new Map<string, { tokens: number; at: number }>();
+  const refillMs = (burst / rate) * 1000;
+  let sweptAt = 0;
+  const sweep = (now: number) => {
+    sweptAt = now;
+    for (const [client, bucket] of buckets) if (now - bucket.at >= refillMs) buckets.delete(client);
+  };
+  return {
+    take(client, now = performance.now()) {
+      if (now - sweptAt >= refillMs) sweep(now);
+      const bucket = buckets.get(client);
+      const tokens = bucket ? Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * rate) : burst;
+      // Re-inserting keeps the Map in order of last use, so the first key is the one to drop.
+      buckets.delete(client);
+      if (buckets.size >= maxClients) buckets.delete(buckets.keys().next().value!);
+      if (tokens < 1) {
+        buckets.set(client, { tokens, at: now });
+        return (1 - tokens) / rate;
+      }
+      buckets.set(client, { tokens: tokens - 1, at: now });
+      return 0;
+    },
+    size: () => buckets.size,
+  };
 }
 
 /**

@@ -5,6 +5,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_TOOLS, ToolErrorSchema } from '../core/mcp/tools.ts';
+import { loadConfig } from '../runtime/config.ts';
+import { createServer } from '../server/app.ts';
+import { listen } from '../server/listen.ts';
+import { TEST_KEYS } from './helpers/queries.ts';
 import { startGeoshelf, type RunningSite } from './helpers/web-app.ts';
 
 let site: RunningSite;
@@ -204,5 +208,45 @@ describe('the /mcp endpoint over plain HTTP', () => {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_collections', arguments: { pad: 'x'.repeat(300 * 1024) } } });
     const response = await fetch(`${site.origin}/mcp`, { method: 'POST', headers: { ...headers, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION }, body });
     expect(response.status).toBe(413);
+  });
+});
+
+describe('the rate bound on /mcp', () => {
+  let limited: { origin: string; close: () => Promise<void> };
+
+  beforeAll(async () => {
+    // The same build as above, served by a second server whose clients may send 2 requests a second (bursts of 4).
+    const geoshelf = createServer({ config: loadConfig({}, { distDir: site.distDir, queryKeys: TEST_KEYS, mcpRate: 2 }) });
+    const server = await listen(geoshelf, { port: 0, hostname: '127.0.0.1' });
+    limited = {
+      origin: new URL(server.url!).origin,
+      close: async () => {
+        await server.close(true);
+        await geoshelf.close();
+      },
+    };
+  });
+  afterAll(async () => {
+    await limited?.close();
+  });
+
+  it('answers a burst past the bucket with 429, Retry-After and a JSON-RPC error, then serves the client again', async () => {
+    const ping = () => fetch(`${limited.origin}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': LATEST_PROTOCOL_VERSION },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    });
+    const burst = await Promise.all(Array.from({ length: 8 }, ping));
+    const statuses = burst.map((response) => response.status);
+    expect(statuses.filter((status) => status === 200).length).toBeGreaterThanOrEqual(4);
+    const refused = burst.find((response) => response.status === 429);
+    expect(refused, statuses.join(',')).toBeDefined();
+    const retryAfter = Number(refused!.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(await refused!.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32000, message: expect.stringMatching(/too many requests/i) }, id: null });
+    await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000));
+    const later = await ping();
+    expect(later.status).toBe(200);
+    expect(await later.json()).toMatchObject({ jsonrpc: '2.0', id: 1, result: {} });
   });
 });

@@ -3,24 +3,102 @@ import { z } from 'zod';
 import { API_VERSION, DEFAULT_COLUMN_LIMIT, DEFAULT_LIST_LIMIT, MAX_COLUMN_LIMIT, PROBLEM_CONTENT_TYPE } from '../../core/constants.ts';
 import { QUERY_ROUTES } from '../../core/api/catalog/routes.ts';
 import type { CatalogIndex } from '../../core/catalog-index.ts';
+import type { CollectionModel, DatasetModel, FileModel, SourceModel } from '../../core/model.ts';
 import { MCP_TOOLS } from '../../core/mcp/tools.ts';
 import { renderProblem } from '../../core/render/problems.ts';
 import { NOT_FOUND_KEY, serializeJson, type TreeFile } from '../../core/static-files.ts';
+import { QUERY_ERRORS } from '../../query/errors.ts';
+import { resolveSources } from '../../query/sources.ts';
+import type { QueryRequest, SourceReference } from '../../schemas/query.ts';
 
-/** `/llms.txt`: a guide for agents to this API as it is deployed, with the collections it holds. */
+/** Rows per page of the worked example: the first page holds rows 0–4, the second rows 5–9. */
+const EXAMPLE_PAGE_SIZE = 5;
+
+/** Placeholders in the worked example for what the first answer gives; an agent puts the real values in. */
+export const EXAMPLE_PLACEHOLDERS = { queryId: '{query_id}', queryToken: '{query_token}' } as const;
+
+/**
+ * The worked example of /llms.txt and the skills: a chain of ids that exists in this build and a query over a text
+ * column of it, so an agent that copies it gets rows, not `source_not_found`.
+ */
+export interface WorkedExample {
+  collection: CollectionModel;
+  dataset: DatasetModel;
+  file: FileModel;
+  source: SourceModel;
+  /** The text column the query selects and orders by. */
+  column: string;
+  /** The first geometry column, for the map example. */
+  geometryColumn: string | undefined;
+  /** The body of `POST /api/queries` and of the `run_query` tool. */
+  query: QueryRequest;
+}
+
+/**
+ * The first GeoParquet source, in catalog order, that the query service's own resolver accepts and whose data
+ * dictionary has a text column; undefined for a catalog without one.
+ */
+export function findWorkedExample(index: CatalogIndex): WorkedExample | undefined {
+  for (const collection of index.model.collections) {
+    for (const dataset of collection.datasets) {
+      for (const file of dataset.files) {
+        for (const link of file.formats) {
+          if (index.formatsById.get(link.format_id)?.format_type !== 'geoparquet') continue;
+          for (const source of link.sources) {
+            const example = exampleOver(index, collection, dataset, file, source);
+            if (example) return example;
+          }
+        }
+      }
+    }
+  }
+  return undefined;
+}
+
+/** The example over one source, when it has a text column and a query could read it. */
+function exampleOver(index: CatalogIndex, collection: CollectionModel, dataset: DatasetModel, file: FileModel, source: SourceModel): WorkedExample | undefined {
+  const columns = source.metadata?.columns ?? [];
+  const text = columns.find((column) => column.name === 'name' && column.type === 'string') ?? columns.find((column) => column.type === 'string');
+  if (!text || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(text.name)) return undefined;
+  const reference: SourceReference = {
+    alias: aliasFor(file.slug),
+    collection_id: collection.id,
+    dataset_id: dataset.id,
+    file_id: file.id,
+    file_source_id: source.id,
+  };
+  if (!isQueryable(index, reference)) return undefined;
+  return {
+    collection, dataset, file, source,
+    column: text.name,
+    geometryColumn: columns.find((column) => column.type === 'geometry')?.name,
+    query: { sources: [reference], sql: `SELECT ${text.name} FROM ${reference.alias} ORDER BY ${text.name}`, limit: EXAMPLE_PAGE_SIZE },
+  };
+}
+
+/** A table name for the SQL from a file slug: `countries-110m` → `countries_110m`. */
+function aliasFor(slug: string): string {
+  const alias = slug.replace(/[^A-Za-z0-9_]/g, '_').slice(0, 63);
+  return /^[A-Za-z_]/.test(alias) ? alias : `t_${alias.slice(0, 61)}`;
+}
+
+/** Whether the query service would read this source (GeoParquet, stored in the data folder): its own check, not a copy. */
+function isQueryable(index: CatalogIndex, reference: SourceReference): boolean {
+  try {
+    resolveSources(index, '', [reference]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `/llms.txt`: a guide for agents to this API as it is deployed, with the collections it holds and a worked example. */
 export function renderLlmsTxt(index: CatalogIndex): string {
   const base = index.settings.baseUrl;
+  const example = findWorkedExample(index);
   const collections = index.model.collections
     .map((collection) => `- [${collection.name}](${base}/api/collections/${collection.slug}): ${collection.datasets.length} datasets. ${firstSentence(collection.description)}`)
     .join('\n');
-  const example = index.model.collections[0];
-  const dataset = example?.datasets[0];
-  const file = dataset?.files[0];
-  const exampleFile = example && dataset && file ? `${base}/api/collections/${example.slug}/datasets/${dataset.slug}/files/${file.slug}` : undefined;
-  const bounds = file?.formats.flatMap((link) => link.sources).find((source) => source.metadata?.bounds)?.metadata?.bounds;
-  const stacExample = bounds?.map((value) => Math.round(value * 100) / 100).join(',');
-  const { sources, sql, limit } = readBodyLimits(QUERY_ROUTES.createQuery.body);
-  const { page_size: pageSize } = readBodyLimits(QUERY_ROUTES.getQueryPage.body);
   return `# geoshelf catalog
 
 > A read-only JSON catalog of geospatial datasets. Collections hold datasets; a dataset has files (layers);
@@ -35,50 +113,20 @@ The OpenAPI ${API_VERSION} document is at ${base}/api/openapi.
 
 ${collections}
 
-## How to find data
+${renderFindDataSection(index, example)}
 
-1. \`GET ${base}/api/collections\` lists collections. Add \`?include=datasets\` for their datasets' slugs.
-2. \`GET ${base}/api/collections/{slug}\` lists a collection's datasets, ${DEFAULT_LIST_LIMIT} at a time.
-   - \`search=words\`: every word must match a whole word or a word prefix in the name, slug, tags, file names or
-     description; case and accents are ignored. Results are ranked; ties go by name, then id.
-   - \`tag_filters=key:value,key:value\`: values of one key match any of them; different keys must all match.
-     \`GET ${base}/api/collections/{slug}/datasets/tags\` lists the keys and values.
-   - \`limit\` (default ${DEFAULT_LIST_LIMIT}) and \`offset\` page through results; \`total\` counts all matches and
-     \`links.next\` is the next page. \`include=files\` adds file summaries, \`include_urls=true\` adds download URLs,
-     \`omit=description\` drops descriptions.
-3. \`GET ${base}/api/collections/{collection}/datasets/{dataset}\` is a dataset with files, formats and sources
-   (\`?include_urls=true\` adds download URLs). \`GET ${base}/api/datasets/{id}\` finds a dataset by numeric id.
-4. \`GET …/datasets/{dataset}/files/{file}\` is file metadata: formats, versions, sizes, feature counts, bounds and
-   the \`url\` of every source.${exampleFile ? ` Example: ${exampleFile}` : ''}
-5. \`GET …/files/{file}/schema\` is the data dictionary of the newest schema-capable version: column names, types,
-   null counts, distinct counts, examples, ranges. \`version=\` picks another version (\`versions\` lists them);
-   \`column_offset\` and \`column_limit\` (1–${MAX_COLUMN_LIMIT}, default ${DEFAULT_COLUMN_LIMIT}) page the columns.
+${renderDictionarySection(index, example)}
 
 ## How to get the data
 
 Download the GeoParquet file at a source's \`url\` and analyse it locally (DuckDB, GeoPandas, QGIS). GeoParquet
 files carry a \`bbox\` covering column, so a bounding-box filter reads only the row groups it needs.
 
-## Queries
+${renderWalkthroughSection(index, example)}
 
-\`POST ${base}/api/queries\` runs one SELECT over GeoParquet sources and returns the first page:
+${renderMapSection(index, example)}
 
-\`\`\`json
-{"sources": [{"alias": "countries", "collection_id": 1, "dataset_id": 1, "file_id": 1, "file_source_id": 1}],
- "sql": "SELECT name, geometry FROM countries ORDER BY name", "limit": ${limit?.default}}
-\`\`\`
-
-- Take the four ids from the dataset detail route (dataset id, file id, source id) and the collection id; the
-  alias is the table name in the SQL. Up to ${sources?.maxItems} sources; SQL up to ${Number(sql?.maxLength) / 1024} KiB; \`limit\` ${limit?.minimum}–${limit?.maximum} (default ${limit?.default}).
-- Only reading SQL is accepted: one SELECT over the aliases, with an allowlist of functions (no file access,
-  no settings). Queries stop at their deadline (504); a busy service answers 503: retry later.
-- Geometries come back as GeoJSON geometry objects; \`result_crs\` (e.g. EPSG:3857) reprojects them and
-  \`geometry_column\` picks one of several.
-- The answer holds \`query_token\`. Send it in the \`X-Service-Query-Token\` header to
-  \`POST …/api/queries/{query_id}/pages\` with \`{"offset": ${pageSize?.default}, "page_size": ${pageSize?.default}}\`, to
-  \`GET …/bounds\` (the WGS84 extent of the whole result) and to \`GET …/tiles/{z}/{x}/{y}.mvt\` (vector tiles; the
-  token may also go in a \`token\` query parameter). Add ORDER BY for stable pages.
-- Errors are \`{"code", "message"}\`; codes are stable (README, "Query errors").
+${renderErrorCodesSection()}
 
 ## STAC
 
@@ -90,8 +138,7 @@ A STAC 1.1 catalog of the same data, for STAC Browser, pystac-client and QGIS:
   \`predecessor-version\`.
 - \`GET ${base}/stac/api\` is a STAC API 1.0: \`/collections\`, \`/collections/{id}/items\`, and item search at
   \`/stac/api/search\` (GET or POST) with \`bbox\`, \`intersects\`, \`datetime\`, \`ids\`, \`collections\`, \`q\`
-  (free text) and \`sortby\`; follow \`links[rel=next]\`. Its OpenAPI document is ${base}/stac/api/openapi.${stacExample ? `
-  Example: \`GET ${base}/stac/api/search?bbox=${stacExample}&limit=5\`` : ''}
+  (free text) and \`sortby\`; follow \`links[rel=next]\`. Its OpenAPI document is ${base}/stac/api/openapi.${stacSearchExample(index)}
 
 ## OGC API - Features
 
@@ -105,11 +152,192 @@ are the row's position in the file. GDAL reads it as \`ogrinfo OAPIF:${base}/fea
 
 \`${base}/mcp\` is a Model Context Protocol server (Streamable HTTP, stateless: POST JSON-RPC, JSON answers). Its tools
 are read-only: ${Object.values(MCP_TOOLS).map((tool) => `\`${tool.name}\``).join(', ')}. A failed call is a tool
-result with \`isError\` and \`{"code", "message"}\`. ${base}/.well-known/mcp/server-card.json lists the tools with their
-input and output schemas.
+result with \`isError\` and \`{"code", "message"}\` (the codes above, or \`not_found\`/\`invalid_parameter\` for the
+catalog). ${base}/.well-known/mcp/server-card.json lists the tools with their input and output schemas.
 
 \`/api\` itself has no \`?q=\` parameter and no \`/items\` route: those belong to \`/stac/api\` and \`/features\`.
 `;
+}
+
+/** The API URL of the example's dataset, optionally one of its file routes. */
+function exampleUrl(base: string, example: WorkedExample, tail = ''): string {
+  return `${base}/api/collections/${example.collection.slug}/datasets/${example.dataset.slug}${tail}`;
+}
+
+/** "How to find data": the listing, search and detail routes, with the example's file as a real URL. */
+function renderFindDataSection(index: CatalogIndex, example: WorkedExample | undefined): string {
+  const base = index.settings.baseUrl;
+  const exampleFile = example ? ` Example: ${exampleUrl(base, example, `/files/${example.file.slug}`)}` : '';
+  return `## How to find data
+
+1. \`GET ${base}/api/collections\` lists collections. Add \`?include=datasets\` for their datasets' slugs.
+2. \`GET ${base}/api/collections/{slug}\` lists a collection's datasets, ${DEFAULT_LIST_LIMIT} at a time.
+   - \`search=words\`: every word must match a whole word or a word prefix in the name, slug, tags, file names or
+     description; case and accents are ignored. Results are ranked; ties go by name, then id.
+   - \`tag_filters=key:value,key:value\`: values of one key match any of them; different keys must all match.
+     \`GET ${base}/api/collections/{slug}/datasets/tags\` lists the keys and values.
+   - \`limit\` (default ${DEFAULT_LIST_LIMIT}) and \`offset\` page through results; \`total\` counts all matches and
+     \`links.next\` is the next page. \`include=files\` adds file summaries, \`include_urls=true\` adds download URLs,
+     \`omit=description\` drops descriptions.
+3. \`GET ${base}/api/collections/{collection}/datasets/{dataset}\` is a dataset with files, formats and sources
+   (\`?include_urls=true\` adds download URLs). \`GET ${base}/api/datasets/{id}\` finds a dataset by numeric id.
+4. \`GET …/datasets/{dataset}/files/{file}\` is file metadata: formats, versions, sizes, feature counts, bounds and
+   the \`url\` of every source.${exampleFile}
+
+Over MCP the same steps are the tools \`list_collections\`, \`search_datasets\` (\`collection\`, \`search\`, \`tag_filters\`,
+\`limit\`, \`offset\`), \`list_tags\` and \`get_dataset\` (\`collection\`, \`dataset\`).`;
+}
+
+/** "How to read a data dictionary": the schema route and the `get_file` tool, with the example's file. */
+function renderDictionarySection(index: CatalogIndex, example: WorkedExample | undefined): string {
+  const base = index.settings.baseUrl;
+  const exampleSchema = example
+    ? `\n\nExample: ${exampleUrl(base, example, `/files/${example.file.slug}/schema`)} lists the columns of the file \`${example.file.slug}\`;
+\`${example.column}\` is one of its text columns. Over MCP: \`get_file\` with \`${JSON.stringify({ collection: example.collection.slug, dataset: example.dataset.slug, file: example.file.slug })}\`
+answers the file and the same dictionary.`
+    : '';
+  return `## How to read a data dictionary
+
+\`GET …/datasets/{dataset}/files/{file}/schema\` is the data dictionary of the newest schema-capable version of a file:
+column names, types, null counts, distinct counts, examples, ranges and the steward's descriptions. \`version=\` picks
+another version (\`versions\` lists them); \`column_offset\` and \`column_limit\` (1–${MAX_COLUMN_LIMIT}, default ${DEFAULT_COLUMN_LIMIT}) page
+the columns. Column names are the names to use in SQL.${exampleSchema}`;
+}
+
+/**
+ * "From nothing to a second page": the steps an agent takes over HTTP and over MCP, with the example's real ids and
+ * the exact bodies; tests/agent-walkthrough.test.ts sends them as written. Then the rules of a query.
+ */
+function renderWalkthroughSection(index: CatalogIndex, example: WorkedExample | undefined): string {
+  const base = index.settings.baseUrl;
+  const { sources, sql, limit } = readBodyLimits(QUERY_ROUTES.createQuery.body);
+  const rules = `Rules of a query:
+
+- \`sources\` names each table: its four ids from the dataset detail route, and an \`alias\`, the table name in the SQL.
+  Up to ${sources?.maxItems} sources; SQL up to ${Number(sql?.maxLength) / 1024} KiB; \`limit\` ${limit?.minimum}–${limit?.maximum} (default ${limit?.default}).
+  Only GeoParquet sources can be queried.
+- Only reading SQL is accepted: one SELECT over the aliases, with an allowlist of functions (no file access,
+  no settings). Queries stop at their deadline (504); a busy service answers 503: retry after \`Retry-After\`.
+- Geometries come back as GeoJSON geometry objects; \`result_crs\` (e.g. EPSG:3857) reprojects them and
+  \`geometry_column\` picks one of several.
+- Pages re-run the query: add ORDER BY for stable pages. \`next_offset\` of a page is the \`offset\` of the next.
+- Errors are \`{"code", "message"}\` with a stable code; "Query error codes" below lists them all.`;
+  if (!example) {
+    return `## Queries
+
+\`POST ${base}/api/queries\` runs one SELECT over GeoParquet sources and returns the first page with \`query_id\` and
+\`query_token\`; \`POST ${base}/api/queries/{query_id}/pages\` with the token in \`X-Service-Query-Token\` answers the next.
+
+${rules}`;
+  }
+  const { collection, dataset, file, source, query } = example;
+  const page = { offset: EXAMPLE_PAGE_SIZE, page_size: EXAMPLE_PAGE_SIZE };
+  const { queryId, queryToken } = EXAMPLE_PLACEHOLDERS;
+  const call = (name: string, args: object) => fence(JSON.stringify({ name, arguments: args }));
+  return `## From nothing to a second page
+
+These steps run as written on this deployment. Their ids are those of the file \`${file.slug}\` of the dataset
+\`${dataset.slug}\` in the collection \`${collection.slug}\`, taken from the catalog when it was built; \`${queryId}\` and
+\`${queryToken}\` stand for what the first answer gives.
+
+### Over HTTP
+
+1. \`GET ${base}/api\`: the entry links; \`collections\`, \`create_query\` and \`query_page\` are the ones used here.
+2. \`GET ${base}/api/collections\`: the collection \`${collection.slug}\` has \`id\` ${collection.id}.
+3. \`GET ${exampleUrl(base, example)}\`: the dataset detail, where the ids come from.
+   \`dataset.id\` is ${dataset.id}; in \`dataset.files\`, \`${file.slug}\` has \`id\` ${file.id}; among its \`formats\`, the GeoParquet one
+   has a source of version \`${source.version}\` with \`id\` ${source.id}. Its columns are in
+   ${exampleUrl(base, example, `/files/${file.slug}/schema`)}.
+4. \`POST ${base}/api/queries\` with \`content-type: application/json\` and this body:
+
+${fence(JSON.stringify(query))}
+
+   The answer holds the first ${query.limit} \`rows\`, \`has_more: true\`, \`next_offset: ${EXAMPLE_PAGE_SIZE}\`, \`query_id\` and \`query_token\`.
+5. \`POST ${base}/api/queries/${queryId}/pages\` with the header \`X-Service-Query-Token: ${queryToken}\`,
+   \`content-type: application/json\` and this body:
+
+${fence(JSON.stringify(page))}
+
+   The answer holds the next ${EXAMPLE_PAGE_SIZE} rows: rows ${EXAMPLE_PAGE_SIZE}–${2 * EXAMPLE_PAGE_SIZE - 1} of the ordered result.
+
+### Over MCP
+
+Connect an MCP client to \`${base}/mcp\` (Streamable HTTP: \`initialize\`, then \`tools/call\`). The \`params\` of each
+\`tools/call\`:
+
+1. Find the dataset:
+
+${call('search_datasets', { collection: collection.slug, search: searchWordFor(dataset), limit: EXAMPLE_PAGE_SIZE })}
+
+2. Read its ids (\`collection.id\`, \`dataset.id\`, \`dataset.files[].id\`, \`dataset.files[].formats[].sources[].id\`):
+
+${call('get_dataset', { collection: collection.slug, dataset: dataset.slug })}
+
+3. Run the query: the arguments are the body of \`POST /api/queries\`.
+
+${call('run_query', query)}
+
+4. Fetch the second page with the \`query_id\` and \`query_token\` of the answer:
+
+${call('get_query_page', { query_id: queryId, query_token: queryToken, ...page })}
+
+${rules}`;
+}
+
+/** "Map a query result": bounds, tiles and map_configuration, with the example's query extended by its geometry. */
+function renderMapSection(index: CatalogIndex, example: WorkedExample | undefined): string {
+  const base = index.settings.baseUrl;
+  const withGeometry = example?.geometryColumn
+    ? `\n\nA result needs a geometry column to be mapped, e.g. \`${example.query.sql.replace(` FROM `, `, ${example.geometryColumn} FROM `)}\` over the sources
+of the example above.`
+    : '';
+  return `## Map a query result
+
+Every query answer holds \`map_configuration\`: \`source\` is a MapLibre vector source to pass to \`map.addSource\` as it is
+(the tile template \`${base}/api/queries/{query_id}/tiles/{z}/{x}/{y}.mvt\`), \`source_layer\` is \`result\`, and
+\`bounds_url\` is \`${base}/api/queries/{query_id}/bounds\`: GET it for the WGS84 extent \`[west, south, east, north]\` of the
+whole result, to frame the map (\`west > east\` when it crosses the antimeridian). Send the \`query_token\` in the
+\`X-Service-Query-Token\` header (MapLibre: \`transformRequest\`) or in a \`token\` query parameter. A tile no feature
+meets answers 204; a result without geometry answers 422 \`no_geometry\`. Over MCP, \`get_query_bounds\` with
+\`query_id\` and \`query_token\` answers the extent.${withGeometry}`;
+}
+
+/**
+ * "Query error codes": every code of the query engine's catalog with its status and hint, where an agent can read it;
+ * codes that share a status and a hint share a line.
+ */
+function renderErrorCodesSection(): string {
+  const lines = new Map<string, string[]>();
+  for (const [code, { status, hint }] of Object.entries(QUERY_ERRORS)) {
+    const key = `(${status}): ${hint}`;
+    lines.set(key, [...(lines.get(key) ?? []), `\`${code}\``]);
+  }
+  return `## Query error codes
+
+Query answers and MCP tool results fail with \`{"code", "message"}\`; the message says what to change. Every code, with its
+HTTP status and a hint:
+
+${[...lines].map(([key, codes]) => `- ${codes.join(', ')} ${key}`).join('\n')}`;
+}
+
+/** A STAC API search over the first file with bounds, rounded to two decimals. */
+function stacSearchExample(index: CatalogIndex): string {
+  const file = index.model.collections[0]?.datasets[0]?.files[0];
+  const bounds = file?.formats.flatMap((link) => link.sources).find((source) => source.metadata?.bounds)?.metadata?.bounds;
+  if (!bounds) return '';
+  const box = bounds.map((value) => value.toFixed(2).replace(/\.?0+$/, '')).join(',');
+  return `
+  Example: \`GET ${index.settings.baseUrl}/stac/api/search?bbox=${box}\``;
+}
+
+/** A word that finds the dataset in its collection's search: the first word of its slug, which search indexes. */
+function searchWordFor(dataset: DatasetModel): string {
+  return dataset.slug.split('-')[0]!;
+}
+
+/** A fenced JSON block. */
+function fence(json: string): string {
+  return `\`\`\`json\n${json}\n\`\`\``;
 }
 
 /** A tool's schema as the MCP server sends it in tools/list: JSON Schema, no `$schema`. */
@@ -131,34 +359,73 @@ function firstSentence(text: string | undefined): string {
   return (match ? match[0] : text).trim();
 }
 
-/** The agent skill published under /.well-known/agent-skills: how to use this catalog, in SKILL.md form. */
-export function renderSkillMd(index: CatalogIndex): string {
-  return `---
-name: geoshelf-catalog
-description: Find geospatial datasets in the geoshelf catalog at ${index.settings.baseUrl}, read their data dictionaries, and download GeoParquet files.
----
+/** One agent skill: its name (a folder under /.well-known/agent-skills), what it is for, and its SKILL.md body. */
+interface AgentSkill {
+  name: string;
+  description: string;
+  body: string;
+}
 
-${renderLlmsTxt(index)}`;
+/**
+ * The skills of /.well-known/agent-skills: the whole guide, and one per task an agent comes for (find data, read a
+ * dictionary, query and page, map a result), each made of the same sections as /llms.txt so they cannot disagree.
+ */
+export function listAgentSkills(index: CatalogIndex): AgentSkill[] {
+  const base = index.settings.baseUrl;
+  const example = findWorkedExample(index);
+  const intro = `The geoshelf catalog at ${base} is read-only and needs no key. ${base}/llms.txt is the whole guide.`;
+  return [
+    {
+      name: 'geoshelf-catalog',
+      description: `Find geospatial datasets in the geoshelf catalog at ${base}, read their data dictionaries, query GeoParquet with SQL and page the results, over HTTP or MCP.`,
+      body: renderLlmsTxt(index),
+    },
+    {
+      name: 'geoshelf-find-data',
+      description: 'Find datasets in the geoshelf catalog: list collections, search datasets by words and tags, read a dataset with its files and sources.',
+      body: `# Find data in geoshelf\n\n${intro}\n\n${renderFindDataSection(index, example)}\n`,
+    },
+    {
+      name: 'geoshelf-read-dictionary',
+      description: 'Read the data dictionary of a geoshelf file: every column with its type, nulls, distinct values, examples and range.',
+      body: `# Read a data dictionary in geoshelf\n\n${intro}\n\n${renderDictionarySection(index, example)}\n`,
+    },
+    {
+      name: 'geoshelf-query-and-page',
+      description: 'Run a SQL query over GeoParquet sources of the geoshelf catalog and fetch further pages with the query token, over HTTP or MCP.',
+      body: `# Query and page in geoshelf\n\n${intro}\n\n${renderWalkthroughSection(index, example)}\n\n${renderErrorCodesSection()}\n`,
+    },
+    {
+      name: 'geoshelf-map-result',
+      description: 'Draw a geoshelf query result on a map: its WGS84 bounds and its vector tiles, with the query token.',
+      body: `# Map a query result from geoshelf\n\n${intro}\n\n${renderMapSection(index, example)}\n`,
+    },
+  ];
+}
+
+/** A skill as SKILL.md: YAML front matter (name, description) and its body. */
+function renderSkillMd(skill: AgentSkill): string {
+  return `---\nname: ${skill.name}\ndescription: ${skill.description}\n---\n\n${skill.body}`;
 }
 
 /** Every discovery file: llms.txt, the well-known documents, and the static 404 Problem. */
 export function renderDiscoveryFiles(index: CatalogIndex): TreeFile[] {
   const base = index.settings.baseUrl;
-  const skill = Buffer.from(renderSkillMd(index));
+  const skills = listAgentSkills(index).map((skill) => ({ skill, body: Buffer.from(renderSkillMd(skill)) }));
   const text = (key: string, body: string): TreeFile => ({ key, body: Buffer.from(body), type: 'text/plain; charset=utf-8' });
   const json = (key: string, body: unknown, type = 'application/json'): TreeFile => ({ key, body: serializeJson(body), type });
   return [
     text('llms.txt', renderLlmsTxt(index)),
-    { key: '.well-known/agent-skills/geoshelf-catalog/SKILL.md', body: skill, type: 'text/markdown; charset=utf-8' },
+    ...skills.map(({ skill, body }): TreeFile => ({ key: `.well-known/agent-skills/${skill.name}/SKILL.md`, body, type: 'text/markdown; charset=utf-8' })),
     json('.well-known/agent-skills/index.json', {
       $schema: 'https://schemas.agentskills.io/discovery/0.2.0/schema.json',
-      skills: [{
-        name: 'geoshelf-catalog',
+      skills: skills.map(({ skill, body }) => ({
+        name: skill.name,
         type: 'skill-md',
-        description: 'Find geospatial datasets, read their data dictionaries, and download GeoParquet files.',
-        url: `${base}/.well-known/agent-skills/geoshelf-catalog/SKILL.md`,
-        digest: `sha256:${createHash('sha256').update(skill).digest('hex')}`,
-      }],
+        description: skill.description,
+        url: `${base}/.well-known/agent-skills/${skill.name}/SKILL.md`,
+        digest: `sha256:${createHash('sha256').update(body).digest('hex')}`,
+      })),
     }),
     json('.well-known/api-catalog/index.json', {
       linkset: [{
