@@ -167,6 +167,15 @@ export function createMcpServer({ snapshot, queries }: McpDependencies): McpServ
     const file = catalog('file', path) as { file: unknown };
     return { file: file.file, dictionary: catalog('schema', `${path}/schema`, { version: args.version }) };
   }, renderFile);
+  addTool(server, 'get_source', async (args) => {
+    const detail = catalog('dataset', datasetPath(args), { include_urls: 'true' }) as { dataset: { files?: { formats: { sources: { id: number }[] }[] }[] } };
+    const source = detail.dataset.files?.flatMap((file) => file.formats.flatMap((format) => format.sources)).find((candidate) => candidate.id === args.source_id);
+    if (!source) throw new ToolFailure('not_found', `Dataset "${args.dataset}" has no source ${args.source_id}; get_dataset lists its sources.`);
+    return source;
+  }, (value) => {
+    const source = value as { id: number; version: string; url?: string | null; links: { download_zip: string } };
+    return `Source ${source.id}, version ${source.version}: ${source.url ?? 'no direct download'}; every file in one archive: ${source.links.download_zip}`;
+  });
   addTool(server, 'run_query', async (args) => queries.run(args), (value) => renderPage(value as QueryResult));
   addTool(server, 'get_query_page', async ({ query_id, query_token, ...page }) => queries.page(query_id, query_token, page), (value) => renderPage(value as QueryResult));
   addTool(server, 'get_query_bounds', async (args) => queries.bounds(args.query_id, args.query_token), (value) => {
@@ -321,6 +330,26 @@ function addPrompts(server: McpServer): void {
           text: `Explore the dataset "${dataset}" of collection "${collection}" in the geoshelf catalog. Call get_dataset for its files and their ids, `
             + 'get_file on each file for its columns, then run_query with one source (alias t) and SELECT * FROM t LIMIT 10, '
             + 'and describe what the data holds, its extent (get_query_bounds) and which columns look useful.',
+        },
+      }],
+    }),
+  );
+  server.registerPrompt(
+    'write_query',
+    {
+      title: 'Write a query for a question',
+      description: 'Answer a question about a dataset with SQL run by the query service.',
+      argsSchema: { collection: z.string().describe('Collection slug.'), dataset: z.string().describe('Dataset slug.'), question: z.string().max(2000).describe('The question to answer.') },
+    },
+    ({ collection, dataset, question }) => ({
+      messages: [{
+        role: 'user',
+        content: {
+          type: 'text',
+          text: `Answer this question with the dataset "${dataset}" of collection "${collection}" in the geoshelf catalog: ${question}\n`
+            + 'Call get_dataset for its files and their ids, get_file for the columns of the file that fits, then run_query with one SELECT '
+            + '(the alias is the table name; ORDER BY makes pages stable). If has_more is true, get_query_page with next_offset reads on. '
+            + 'A failed call answers a code and a message: fix the SQL as the message says and run it again.',
         },
       }],
     }),

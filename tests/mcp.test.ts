@@ -59,7 +59,7 @@ async function fail(name: string, args: Record<string, unknown>): Promise<CallTo
 const failureText = (result: CallToolResult) => JSON.stringify(result);
 
 describe('MCP over Streamable HTTP at /mcp', () => {
-  it('initializes at the newest protocol revision, statelessly, and lists eight read-only tools with output schemas', async () => {
+  it('initializes at the newest protocol revision, statelessly, and lists every tool of MCP_TOOLS, read-only, with output schemas', async () => {
     expect(client.getServerVersion()?.name).toBe('geoshelf');
     expect(transport.protocolVersion).toBe(LATEST_PROTOCOL_VERSION);
     expect(transport.sessionId).toBeUndefined();
@@ -107,6 +107,17 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     const schema = await api<{ schema: { columns: unknown[] } }>('/api/collections/natural-earth/datasets/countries/files/countries-110m/schema');
     expect(dictionary).toEqual(schema);
     expect(dictionary.schema.columns.map((column) => column.name)).toContain('name');
+  });
+
+  it('get_source gives one source of the detail document, whose download links answer', async () => {
+    const detail = await api<{ dataset: { files: { formats: { sources: { id: number }[] }[] }[] } }>('/api/collections/natural-earth/datasets/countries?include_urls=true');
+    const expected = detail.dataset.files[0]!.formats[0]!.sources[0]!;
+    const source = await call<{ id: number; url: string; links: { download_zip: string } }>('get_source', { collection: 'natural-earth', dataset: 'countries', source_id: expected.id });
+    expect(source).toEqual(expected);
+    expect((await fetch(source.url, { method: 'HEAD' })).status).toBe(200);
+    expect((await fetch(source.links.download_zip, { method: 'HEAD' })).status).toBe(200);
+    const missing = await fail('get_source', { collection: 'natural-earth', dataset: 'countries', source_id: 999_999 });
+    expect(failureText(missing)).toContain('not_found');
   });
 
   it('runs a query from the ids get_dataset gives, pages it, and frames it', async () => {
@@ -175,7 +186,9 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(JSON.parse(text)).toEqual(await api('/api/collections/natural-earth/datasets/countries/files/countries-110m/schema'));
     await expect(client.readResource({ uri: 'geoshelf://collections/natural-earth/datasets/no-such' })).rejects.toThrow(/no dataset|no such/i);
     const prompts = (await client.listPrompts()).prompts.map((prompt) => prompt.name);
-    expect(prompts).toContain('explore_dataset');
+    expect(prompts).toEqual(expect.arrayContaining(['explore_dataset', 'write_query']));
+    const question = await client.getPrompt({ name: 'write_query', arguments: { collection: 'natural-earth', dataset: 'countries', question: 'Which country is largest?' } });
+    expect(JSON.stringify(question.messages)).toContain('Which country is largest?');
     const prompt = await client.getPrompt({ name: 'explore_dataset', arguments: { collection: 'natural-earth', dataset: 'countries' } });
     expect(JSON.stringify(prompt.messages)).toContain('countries');
   });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { LISTING_QUERY, QueryIdParam, QueryTokenSchema, SCHEMA_QUERY, TAGS_QUERY } from '../api/catalog/params.ts';
 import { DatasetDetailResponseSchema, DatasetFileSchemaResponseSchema } from '../../schemas/detail.ts';
 import { DatasetFileSchema } from '../../schemas/dataset-file.ts';
+import { DatasetSourceSchema } from '../../schemas/source.ts';
 import { CollectionDatasetsPageSchema, CollectionListSchema, TagsResponseSchema } from '../../schemas/listing.ts';
 import { QueryBoundsSchema, QueryErrorSchema, QueryPageRequestSchema, QueryRequestSchema, QueryResultSchema } from '../../schemas/query.ts';
 
@@ -93,6 +94,14 @@ export const MCP_TOOLS = {
       file: DatasetFileSchema,
       dictionary: DatasetFileSchemaResponseSchema.describe('The document of GET …/files/{file}/schema.'),
     }),
+  }),
+  get_source: define({
+    name: 'get_source',
+    title: 'Get a source and its download links',
+    description: 'Returns one source (a stored file of a format and version) of a dataset by its id, with its metadata, its download URL '
+      + 'and its download_zip link (every file of the source in one archive, shapefile sidecars included).',
+    input: { ...catalogPath, source_id: z.int().min(1).describe('The source id, as get_dataset lists it (files[].formats[].sources[].id).') },
+    output: toolOutput(DatasetSourceSchema),
   }),
   run_query: define({
     name: 'run_query',
