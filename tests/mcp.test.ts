@@ -147,6 +147,8 @@ describe('MCP over Streamable HTTP at /mcp', () => {
       return body.code;
     };
     expect(codeOf(await fail('search_datasets', { collection: 'no-such-collection' }))).toBe('not_found');
+    expect(codeOf(await fail('list_tags', { collection: 'no-such-collection' }))).toBe('not_found');
+    expect(codeOf(await fail('get_query_bounds', { query_id: 'a'.repeat(24), query_token: 'not-a-token' }))).toBe('token_invalid');
     expect(codeOf(await fail('search_datasets', { collection: 'natural-earth', tag_filters: 'nokey:x' }))).toBe('invalid_parameter');
     expect(codeOf(await fail('get_dataset', { collection: 'natural-earth', dataset: 'tags' }))).toBe('not_found');
     expect(codeOf(await fail('get_file', { collection: 'natural-earth', dataset: 'countries', file: 'nope' }))).toBe('not_found');
