@@ -11,7 +11,8 @@ import { writeSyntheticPoints } from './synthetic-parquet.ts';
 
 const ROUNDS = 15;
 
-async function timeIt(rounds: number, run: () => Promise<unknown>): Promise<number> {
+/** Median milliseconds of `rounds` runs, after one untimed run. */
+export async function timeIt(rounds: number, run: () => Promise<unknown>): Promise<number> {
   await run();
   const times: number[] = [];
   for (let round = 0; round < rounds; round++) {
@@ -22,19 +23,25 @@ async function timeIt(rounds: number, run: () => Promise<unknown>): Promise<numb
   return median(times);
 }
 
+/**
+ * Records of a one-dataset catalog (collection `bench`, dataset `points`) whose files are GeoParquet files of the
+ * bench's data folder, with the sample's formats and storage locations. Every bench over the 1M-point file uses it.
+ */
+export async function writePointsCatalog(catalogDir: string, repo: string, files: { slug: string; path: string }[]): Promise<void> {
+  await mkdir(join(catalogDir, 'collections'), { recursive: true });
+  await mkdir(join(catalogDir, 'datasets'), { recursive: true });
+  for (const name of ['formats.yaml', 'storage-locations.yaml']) await writeFile(join(catalogDir, name), await readFile(join(repo, 'catalog-data', name), 'utf8'));
+  await writeFile(join(catalogDir, 'collections/bench.yaml'), 'slug: bench\nname: Bench\n');
+  const file = ({ slug, path }: { slug: string; path: string }) => [
+    `  - slug: ${slug}`, `    name: ${slug}`, '    formats:', '      - format: geoparquet', '        sources:', '          - version: 1', `            path: ${path}`,
+  ];
+  await writeFile(join(catalogDir, 'datasets/points.yaml'), ['slug: points', 'collection: bench', 'name: One million points', 'files:', ...files.flatMap(file), ''].join('\n'));
+}
+
 /** A one-dataset catalog over the synthetic 1M-point file, built into the bench folder. */
 async function buildPointsCatalog(root: string, repo: string, dataDir: string) {
   const catalogDir = join(root, 'points-catalog');
-  await mkdir(join(catalogDir, 'collections'), { recursive: true });
-  await mkdir(join(catalogDir, 'datasets'), { recursive: true });
-  await writeFile(join(catalogDir, 'formats.yaml'), await readFile(join(repo, 'catalog-data/formats.yaml'), 'utf8'));
-  await writeFile(join(catalogDir, 'storage-locations.yaml'), await readFile(join(repo, 'catalog-data/storage-locations.yaml'), 'utf8'));
-  await writeFile(join(catalogDir, 'collections/bench.yaml'), 'slug: bench\nname: Bench\n');
-  const file = (slug: string, path: string) => [
-    `  - slug: ${slug}`, `    name: ${slug}`, '    formats:', '      - format: geoparquet', '        sources:', '          - version: 1', `            path: ${path}`,
-  ];
-  await writeFile(join(catalogDir, 'datasets/points.yaml'), ['slug: points', 'collection: bench', 'name: One million points', 'files:',
-    ...file('points', 'points-1m.parquet'), ...file('points-random', 'points-1m-random.parquet'), ''].join('\n'));
+  await writePointsCatalog(catalogDir, repo, [{ slug: 'points', path: 'points-1m.parquet' }, { slug: 'points-random', path: 'points-1m-random.parquet' }]);
   const config = { ...benchConfig(root, catalogDir, dataDir, 'points-dist'), queryKeys: 'k1:QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUE', queryTimeoutMs: 30_000 };
   await buildCatalog({ config });
   return config;

@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { buildCatalog } from '../generator/build.ts';
@@ -9,6 +9,7 @@ import { loadSnapshot } from '../server/catalog.ts';
 import { QueryPool, type PoolOptions } from '../query/pool.ts';
 import type { QueryTask, TaskOutcome } from '../query/protocol.ts';
 import { benchConfig } from './build-bench.ts';
+import { writePointsCatalog } from './query-bench.ts';
 import type { BenchContext } from './run.ts';
 import { writeSyntheticPoints } from './synthetic-parquet.ts';
 
@@ -96,12 +97,7 @@ async function buildLoadCatalog(bench: BenchContext): Promise<Config> {
   await mkdir(dataDir, { recursive: true });
   if (!existsSync(join(dataDir, 'points-1m.parquet'))) await writeSyntheticPoints(join(dataDir, 'points-1m.parquet'), 1_000_000);
   const catalogDir = join(bench.root, 'load-catalog');
-  await mkdir(join(catalogDir, 'collections'), { recursive: true });
-  await mkdir(join(catalogDir, 'datasets'), { recursive: true });
-  for (const name of ['formats.yaml', 'storage-locations.yaml']) await writeFile(join(catalogDir, name), await readFile(join(bench.repo, 'catalog-data', name), 'utf8'));
-  await writeFile(join(catalogDir, 'collections/bench.yaml'), 'slug: bench\nname: Bench\n');
-  await writeFile(join(catalogDir, 'datasets/points.yaml'), ['slug: points', 'collection: bench', 'name: One million points', 'files:', '  - slug: points', '    name: points',
-    '    formats:', '      - format: geoparquet', '        sources:', '          - version: 1', '            path: points-1m.parquet', ''].join('\n'));
+  await writePointsCatalog(catalogDir, bench.repo, [{ slug: 'points', path: 'points-1m.parquet' }]);
   const config = { ...benchConfig(bench.root, catalogDir, dataDir, 'load-dist'), queryKeys: KEYS };
   await buildCatalog({ config });
   return config;
