@@ -5,7 +5,7 @@ import { describeQueryError, QueryFailure } from './errors.ts';
 import type { FromWorker, TaskOutcome, ToWorker, WorkerTask } from './protocol.ts';
 import { runFeatures } from './features.ts';
 import { runBounds, runPage, runTile, runTiles } from './run-task.ts';
-import { createBlankInstance, openSandbox, type BlankInstance, type Sandbox } from './sandbox.ts';
+import { createBlankInstance, openSandbox, type BlankInstance, type Sandbox, type SandboxSettings } from './sandbox.ts';
 
 /**
  * A query worker process (layer 3 of the sandbox): runs one task at a time in a fresh sandboxed DuckDB
@@ -14,7 +14,7 @@ import { createBlankInstance, openSandbox, type BlankInstance, type Sandbox } fr
  * memory cap, so nothing a query does can reach the API process.
  */
 let current: { id: number; connection: DuckDBConnection | undefined; interrupted: boolean } | undefined;
-/** The instance the next query will get, made while this worker waits. */
+/** The instance the next query will get, made while the current one runs. */
 let next: Promise<BlankInstance> | undefined;
 /** The sandbox of the file the last OGC features read used, kept for the next read of the same file. */
 let kept: { identity: string; sandbox: Sandbox } | undefined;
@@ -41,15 +41,10 @@ async function run(id: number, task: WorkerTask): Promise<void> {
     send({ type: 'tile', id, index, outcome, ms: spent() });
   };
   let sandbox: Sandbox | undefined;
-  const reuse = task.kind === 'features';
   let failed = false;
   try {
     if (task.kind === 'features') sandbox = await openFeatureSandbox(task);
-    else {
-      const blank = await next?.catch(() => undefined);
-      next = undefined;
-      sandbox = await openSandbox(task.sources, task.settings, { preserveOrder: keepsRowOrder(task.kind), ...(blank ? { blank } : {}) });
-    }
+    else sandbox = await openSandbox(task.sources, task.settings, { preserveOrder: keepsRowOrder(task.kind), blank: await takeBlank(task.settings) });
     state.connection = sandbox.connection;
     spent();
     if (state.interrupted) throw new QueryFailure(describeQueryError('query_timeout'));
@@ -75,10 +70,33 @@ async function run(id: number, task: WorkerTask): Promise<void> {
     current = undefined;
     // A kept features sandbox stays open for the next read of its file, unless this read failed in it.
     if (failed && sandbox === kept?.sandbox) kept = undefined;
-    if (sandbox !== kept?.sandbox) sandbox?.close();
-    // The next query is most likely of the same kind, so its instance is made with that row-order setting.
-    if (!reuse) next = createBlankInstance(task.settings, keepsRowOrder(task.kind));
+    if (sandbox && sandbox !== kept?.sandbox) retire(sandbox);
   }
+}
+
+/**
+ * Sandboxes done with, closed a moment later. Closing one holds this thread for 3–5 ms, which would hold up a
+ * query that follows at once (the next page, the next tile of a map); a moment later, the close overlaps that
+ * query's run in DuckDB's own threads. The instance holds its memory those few milliseconds longer.
+ */
+const retired: Sandbox[] = [];
+const CLOSE_AFTER_MS = 5;
+
+function retire(sandbox: Sandbox): void {
+  retired.push(sandbox);
+  if (retired.length === 1) setTimeout(() => retired.splice(0).forEach((each) => each.close()), CLOSE_AFTER_MS);
+}
+
+/**
+ * The blank instance for this query, and the next one started at once: making an instance takes 10–20 ms,
+ * which overlaps this query's run (measured: a GROUP BY on 1M rows took 26.3 ms beside it against 25.7 ms
+ * alone) instead of delaying the next query, which in a map or a paging client follows at once.
+ */
+async function takeBlank(settings: SandboxSettings): Promise<BlankInstance> {
+  const blank = await next?.catch(() => undefined);
+  next = createBlankInstance(settings);
+  next.catch(() => undefined);
+  return blank ?? createBlankInstance(settings);
 }
 
 /**

@@ -14,8 +14,8 @@ const FIJI = [177.28, -18.29, -179.79, -16.02];
 const server = queryServer();
 afterAll(() => server.close());
 
-async function boundsOf(sql: string, extra: Record<string, unknown> = {}): Promise<number[]> {
-  const countries = sourceRef(server, 'countries', 'natural-earth', 'countries', 'countries-110m');
+async function boundsOf(sql: string, extra: Record<string, unknown> = {}, file = 'countries-110m'): Promise<number[]> {
+  const countries = sourceRef(server, 'countries', 'natural-earth', 'countries', file);
   const response = await post(server, '/api/queries', { sources: [countries], sql, limit: 5, ...extra });
   expect(response.status, await response.clone().text()).toBe(200);
   const result = QueryResultSchema.parse(await response.json());
@@ -61,6 +61,16 @@ describe('query bounds across the antimeridian', () => {
     const bounds = await boundsOf("SELECT * FROM countries WHERE name IN ('Fiji', 'New Zealand')");
     expect(bounds[0]).toBeCloseTo(166.5, 0);
     expect(bounds[2]).toBeCloseTo(FIJI[2]!, 1);
+  });
+
+  it('frame islands on both sides of ±180°, each with a narrow bbox, the same through the covering as decoded', async () => {
+    // Every row here is narrow, so the covering path answers from one aggregate (run-task.ts readCoveringBounds).
+    const sql = "SELECT * FROM countries WHERE name IN ('Vanuatu', 'Tuvalu', 'Tonga', 'Samoa')";
+    const covering = await boundsOf(sql, {}, 'countries-10m');
+    const decoded = await boundsOf(sql, { geometry_column: 'geometry' }, 'countries-10m');
+    expect(covering[0]).toBeCloseTo(166.52, 1);
+    expect(covering[2]).toBeCloseTo(-171.44, 1);
+    covering.forEach((value, index) => expect(value).toBeCloseTo(decoded[index]!, 6));
   });
 
   it('keep the whole world for every country, Antarctica included', async () => {
