@@ -12,7 +12,7 @@ import type { ProgressReporter } from './enrich/progress.ts';
 import { serializeModel } from './emit/model-file.ts';
 import { finishTree, renderTree, type RenderState } from './emit/render-tree.ts';
 import { prepareSite } from './emit/site/build-site.ts';
-import { writeTree, type WriteReport } from './emit/write-tree.ts';
+import { recoverTree, writeTree, type WriteReport } from './emit/write-tree.ts';
 import { BuildError, type BuildIssue } from './errors.ts';
 import { readRecordFiles } from './load/read-records.ts';
 import { buildModel } from './model/build-model.ts';
@@ -72,6 +72,8 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
   const settings = { baseUrl: config.baseUrl, storageBaseUrl: config.storageBaseUrl };
   const serialized = serializeModel(settings, loaded.model);
   const index = createCatalogIndex(loaded.model, settings);
+  // A build killed part way may have left dist/ mid-update: finish or undo that before comparing against it.
+  await recoverTree(config.distDir, log);
   const previousManifest = options.full ? undefined : await readManifest(config.distDir);
   const previousState = previousManifest ? await readRenderState(config.distDir) : undefined;
   const site = await prepareSite(index, {

@@ -48,6 +48,10 @@ export const BUILD_ERRORS = {
     title: 'The id ledger is damaged',
     hint: 'Restore catalog-data/ledger.json from version control; ids must never be edited by hand.',
   },
+  DiskFull: {
+    title: 'The disk that holds the built tree is full',
+    hint: 'Free space on it, then build again: an incremental build needs room for its changed files beside dist/, a full build (or the first one) for a whole new tree. dist/ was left as it was and is still served.',
+  },
 } as const satisfies Record<string, BuildErrorKind>;
 
 /** Name of a kind of build error. */

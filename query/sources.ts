@@ -7,6 +7,26 @@ import { queryFailure } from './errors.ts';
 export interface ResolvedSource {
   alias: string;
   path: string;
+  /**
+   * The bytes of the file as the build read them: a prefix of its SHA-256, empty when the build could not read it.
+   * A token keeps it, so a query is never answered from other data than it ran on (`checkSameData`).
+   */
+  version?: string;
+}
+
+/**
+ * Hex digits of a file's SHA-256 kept as its version: 48 bits miss a change of the data once in 2^48, and keep
+ * the largest token (8 sources, 8 KiB of SQL) under 12 KB.
+ */
+const VERSION_DIGITS = 12;
+
+/** Options of {@link resolveSources}. */
+export interface ResolveOptions {
+  /**
+   * The references come from a query that ran before (a token): a source that is gone is said to be no longer in
+   * the catalog, since the client named it right when the query was made.
+   */
+  ranBefore?: boolean;
 }
 
 /** Formats a query can read. */
@@ -17,18 +37,19 @@ const QUERYABLE_FORMATS = new Set(['geoparquet']);
  * file in the data folder. A chain that does not exist is `source_not_found`; a source that exists but cannot be
  * queried (another format, or stored elsewhere) is `source_not_queryable`.
  */
-export function resolveSources(index: CatalogIndex, dataDir: string, references: QueryRequest['sources']): ResolvedSource[] {
+export function resolveSources(index: CatalogIndex, dataDir: string, references: QueryRequest['sources'], options: ResolveOptions = {}): ResolvedSource[] {
   const aliases = new Set<string>();
   return references.map((reference, position) => {
     const where = `sources[${position}]`;
+    const gone = options.ranBefore ? `${where} of this query is no longer in the catalog` : where;
     if (aliases.has(reference.alias.toLowerCase())) throw queryFailure('duplicate_alias', where, reference.alias);
     aliases.add(reference.alias.toLowerCase());
     const found = index.datasetsById.get(reference.dataset_id);
     if (!found || found.collection.id !== reference.collection_id) {
-      throw queryFailure('source_not_found', where, `collection ${reference.collection_id} has no dataset ${reference.dataset_id}`);
+      throw queryFailure('source_not_found', gone, `collection ${reference.collection_id} has no dataset ${reference.dataset_id}`);
     }
     const file = found.dataset.files.find((candidate) => candidate.id === reference.file_id);
-    if (!file) throw queryFailure('source_not_found', where, `dataset ${reference.dataset_id} has no file ${reference.file_id}`);
+    if (!file) throw queryFailure('source_not_found', gone, `dataset ${reference.dataset_id} has no file ${reference.file_id}`);
     for (const link of file.formats) {
       const source = link.sources.find((candidate) => candidate.id === reference.file_source_id);
       if (!source) continue;
@@ -39,8 +60,17 @@ export function resolveSources(index: CatalogIndex, dataDir: string, references:
       if (source.location.type !== 'file' || !source.url?.startsWith(`${index.settings.storageBaseUrl}/`)) {
         throw queryFailure('source_not_queryable', where, `source ${source.id} is not stored where this service can read it.`);
       }
-      return { alias: reference.alias, path: join(dataDir, source.location.path) };
+      return { alias: reference.alias, path: join(dataDir, source.location.path), version: source.stored?.sha256.slice(0, VERSION_DIGITS) ?? '' };
     }
-    throw queryFailure('source_not_found', where, `file ${reference.file_id} has no source ${reference.file_source_id}`);
+    throw queryFailure('source_not_found', gone, `file ${reference.file_id} has no source ${reference.file_source_id}`);
   });
+}
+
+/**
+ * Checks that each source holds the data a query ran on (`versions`, from its token): after a rebuild over new
+ * data, an old token's pages, bounds and tiles are refused with `query_outdated` rather than answered from the
+ * new rows. A token without versions (made before tokens kept them) cannot be checked, so it is refused too.
+ */
+export function checkSameData(sources: ResolvedSource[], versions: string[] | undefined): void {
+  if (versions?.length !== sources.length || sources.some((source, index) => source.version !== versions[index])) throw queryFailure('query_outdated');
 }

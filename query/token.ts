@@ -12,6 +12,8 @@ export interface TokenPayload {
   limit: number;
   geometry_column?: string;
   result_crs?: string;
+  /** The version of each source's data when the query ran (`ResolvedSource.version`), in the order of `sources`. */
+  data?: string[];
 }
 
 /** Keys by id; the first encrypts. */
@@ -39,6 +41,7 @@ const HeaderSchema = z.strictObject({
   limit: z.number().int(),
   gc: z.string().optional(),
   crs: z.string().optional(),
+  data: z.array(z.string()).optional(),
 });
 
 const encoder = new TextEncoder();
@@ -86,6 +89,7 @@ export async function createToken(payload: TokenPayload, keys: TokenKeys, ttlSec
     limit: payload.limit,
     ...(payload.geometry_column === undefined ? {} : { gc: payload.geometry_column }),
     ...(payload.result_crs === undefined ? {} : { crs: payload.result_crs }),
+    ...(payload.data === undefined ? {} : { data: payload.data }),
   };
   const plaintext = encoder.encode(`${JSON.stringify(header)}\n${payload.sql}`);
   return new CompactEncrypt(plaintext).setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid: keys.current.kid }).encrypt(keys.current.key);
@@ -111,7 +115,7 @@ export async function readToken(token: string | null | undefined, queryId: strin
   const newline = plaintext.indexOf('\n');
   const header = newline < 0 ? undefined : HeaderSchema.safeParse(safeJson(plaintext.slice(0, newline)));
   if (!header?.success) throw queryFailure('token_invalid');
-  const { qid, exp, src, limit, gc, crs } = header.data;
+  const { qid, exp, src, limit, gc, crs, data } = header.data;
   if (exp <= now) throw queryFailure('token_expired');
   if (qid !== queryId) throw queryFailure('token_query_mismatch');
   const sources = src.map(([alias, collection_id, dataset_id, file_id, file_source_id]) => SourceReferenceSchema.safeParse({ alias, collection_id, dataset_id, file_id, file_source_id }));
@@ -123,6 +127,7 @@ export async function readToken(token: string | null | undefined, queryId: strin
     limit,
     ...(gc === undefined ? {} : { geometry_column: gc }),
     ...(crs === undefined ? {} : { result_crs: crs }),
+    ...(data === undefined ? {} : { data }),
   };
 }
 

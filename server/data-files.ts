@@ -1,4 +1,4 @@
-import { createReadStream, readdirSync, statSync, type Dirent } from 'node:fs';
+import { closeSync, createReadStream, fstatSync, openSync, readdirSync, type Dirent, type Stats } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { HTTPError } from 'h3';
@@ -15,11 +15,9 @@ const DATA_TYPES: Record<string, string> = {
   '.md': 'text/markdown; charset=utf-8',
 };
 
-/** A data file that may be served. */
+/** A data file that may be served: one found in the data folder when the listing was made. */
 interface DataFile {
   path: string;
-  size: number;
-  etag: string;
 }
 
 /**
@@ -38,16 +36,47 @@ export function listDataFiles(dataDir: string): Map<string, DataFile> {
   for (const entry of entries) {
     if (!entry.isFile()) continue;
     const path = join(entry.parentPath, entry.name);
-    const { size, mtimeMs } = statSync(path);
-    files.set(relative(dataDir, path).split(sep).join('/'), { path, size, etag: `"${size.toString(36)}-${Math.floor(mtimeMs).toString(36)}"` });
+    files.set(relative(dataDir, path).split(sep).join('/'), { path });
   }
   return files;
 }
 
+/**
+ * The ETag of a file's current bytes, from its size, mtime and ctime. ctime changes with every write and cannot be
+ * set back (utimes sets it too), so a file replaced with other bytes of the same size and a restored mtime still
+ * gets a new ETag, and no cache joins ranges of two different files.
+ */
+function etagOf(info: Stats): string {
+  return `"${[info.size, Math.floor(info.mtimeMs), Math.floor(info.ctimeMs)].map((value) => value.toString(36)).join('-')}"`;
+}
+
+/**
+ * Opens a listed file. The file is opened before anything is answered and read through that descriptor, so a
+ * file deleted meanwhile answers a clean 404 instead of a 200 whose body breaks, and size, ETag and bytes all
+ * come from the one file that was opened.
+ */
+function openDataFile(files: Map<string, DataFile>, relativePath: string): { fd: number; info: Stats; path: string } {
+  const file = files.get(relativePath);
+  const missing = () => new HTTPError({ status: 404, message: `There is no data file ${relativePath.slice(0, 200)}.` });
+  if (!file) throw missing();
+  let fd: number;
+  try {
+    fd = openSync(file.path, 'r');
+  } catch {
+    throw missing();
+  }
+  const info = fstatSync(fd);
+  if (!info.isFile()) {
+    closeSync(fd);
+    throw missing();
+  }
+  return { fd, info, path: file.path };
+}
+
 /** Answers GET/HEAD /data/<path> from the listed files, with Range and ETag support. */
 export function answerDataRequest(files: Map<string, DataFile>, request: Request, relativePath: string): Response {
-  const file = files.get(relativePath);
-  if (!file) throw new HTTPError({ status: 404, message: `There is no data file ${relativePath.slice(0, 200)}.` });
+  const { fd, info, path } = openDataFile(files, relativePath);
+  const file = { path, size: info.size, etag: etagOf(info) };
   const headers: Record<string, string> = {
     ...CORS_HEADERS,
     'access-control-expose-headers': 'ETag, Content-Length, Content-Range, Accept-Ranges',
@@ -56,15 +85,19 @@ export function answerDataRequest(files: Map<string, DataFile>, request: Request
     etag: file.etag,
     'cache-control': 'public, max-age=300',
   };
-  if (matchesEtag(request.headers.get('if-none-match'), file.etag.replaceAll('"', ''))) return new FastResponse(null, { status: 304, headers });
+  const respond = (body: ReadableStream | null, init: { status: number; headers: Record<string, string> }) => {
+    if (body === null) closeSync(fd);
+    return new FastResponse(body, init);
+  };
+  if (matchesEtag(request.headers.get('if-none-match'), file.etag.replaceAll('"', ''))) return respond(null, { status: 304, headers });
   const selection = selectRange(request, file.size, file.etag);
   if (selection.kind === 'unsatisfiable') {
-    return new FastResponse(null, { status: 416, headers: { ...headers, 'content-range': formatContentRange(file.size) } });
+    return respond(null, { status: 416, headers: { ...headers, 'content-range': formatContentRange(file.size) } });
   }
   const range = selection.kind === 'partial' ? selection.range : undefined;
   const { start, end } = range ?? { start: 0, end: file.size - 1 };
   headers['content-length'] = String(end - start + 1);
   if (range) headers['content-range'] = formatContentRange(file.size, range);
-  const body = request.method === 'HEAD' || file.size === 0 ? null : (Readable.toWeb(createReadStream(file.path, { start, end })) as ReadableStream);
-  return new FastResponse(body, { status: range ? 206 : 200, headers });
+  const body = request.method === 'HEAD' || file.size === 0 ? null : (Readable.toWeb(createReadStream('', { fd, start, end })) as ReadableStream);
+  return respond(body, { status: range ? 206 : 200, headers });
 }

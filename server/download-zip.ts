@@ -10,6 +10,7 @@ import type { CatalogSnapshot } from './catalog.ts';
 import { lookupFile } from '../core/render/detail.ts';
 import type { SourceModel } from '../core/model.ts';
 import { formatContentRange, selectRange, type ByteRange } from './byte-ranges.ts';
+import { QUERY_ERRORS } from '../query/errors.ts';
 import { CORS_HEADERS } from './headers.ts';
 import { matchesEtag } from './responses.ts';
 
@@ -28,6 +29,8 @@ export interface ArchiveEntry {
   name: string;
   size: number;
   mtimeMs: number;
+  /** Changes with every write and cannot be set back, so other bytes of the same size and mtime get another ETag. */
+  ctimeMs: number;
 }
 
 /** The parts of a shapefile that travel with its `.shp`, in archive order (extensions compared case-blind). */
@@ -48,7 +51,10 @@ export async function answerDownloadZip(request: Request, snapshot: CatalogSnaps
     throw new HTTPError({ status: 404, message: 'This source is not stored in this server\'s data folder; download it from its url.' });
   }
   const entries = listSourceFiles(options.dataDir, source.location.path);
-  if (entries.length === 0) throw new HTTPError({ status: 404, message: 'The stored file of this source is missing from the data folder.' });
+  // The catalog lists the file, so its absence is the server's fault, to be mended by its operator: not a 404.
+  if (entries.length === 0) {
+    throw new HTTPError({ status: 503, message: 'The stored file of this source is missing from the data folder; the service\'s operator must restore it.', headers: { 'retry-after': String(QUERY_ERRORS.source_unavailable.retryAfter) } });
+  }
   const mtime = parseTimestamp(source.updated_at);
   const etag = computeEtag(source, mtime, entries);
   const archive = createZipArchive(entries, mtime, etag);
@@ -101,8 +107,8 @@ export function listSourceFiles(dataDir: string, relativePath: string): ArchiveE
 }
 
 function describeEntry(path: string, name: string): ArchiveEntry {
-  const { size, mtimeMs } = statSync(path);
-  return { path, name, size, mtimeMs };
+  const { size, mtimeMs, ctimeMs } = statSync(path);
+  return { path, name, size, mtimeMs, ctimeMs };
 }
 
 function findSource(snapshot: CatalogSnapshot, params: Record<string, string>): { source: SourceModel; fileName: string } {
@@ -126,7 +132,7 @@ function parseTimestamp(timestamp: string): Date {
 
 function computeEtag(source: SourceModel, mtime: Date, entries: ArchiveEntry[]): string {
   // yazl writes the DOS date of each entry in the server's time zone, so the offset belongs to the bytes too.
-  const inputs = [YAZL_VERSION, source.id, source.version, mtime.getTime(), mtime.getTimezoneOffset(), entries.map((entry) => [entry.name, entry.size, Math.trunc(entry.mtimeMs)])];
+  const inputs = [YAZL_VERSION, source.id, source.version, mtime.getTime(), mtime.getTimezoneOffset(), entries.map((entry) => [entry.name, entry.size, Math.trunc(entry.mtimeMs), Math.trunc(entry.ctimeMs)])];
   return `"${hash('sha256', JSON.stringify(inputs), 'hex')}"`;
 }
 

@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Manifest, ManifestEntry } from '../runtime/manifest.ts';
@@ -20,7 +21,10 @@ const SUFFIX: Record<Encoding, string> = { identity: '', br: '.br', gzip: '.gz' 
 /**
  * Keeps the bodies of `dist/` in memory, least recently used evicted past a byte budget, each with its response
  * headers ready. Only keys listed in the manifest can be read, so no request path ever reaches the file system:
- * nothing outside `dist/` can be served.
+ * nothing outside `dist/` can be served. A file is served only when its bytes are the ones the manifest lists
+ * (its SHA-256; a compressed sibling, its size): a build killed among its renames leaves some new files under the
+ * old manifest until the next build finishes them (generator/emit/write-tree.ts), and those are treated as absent,
+ * so /api answers them from the model and the ETag, the manifest's hash, never names other bytes.
  */
 export class StaticStore {
   readonly distDir: string;
@@ -28,6 +32,8 @@ export class StaticStore {
   readonly #budget: number;
   readonly #cacheMaxAge: number;
   readonly #cache = new Map<string, StaticBody>();
+  /** Paths whose bytes do not match the manifest, or that could not be read: not read again for this manifest. */
+  readonly #refused = new Set<string>();
   #used = 0;
   /** True once every body fits in memory; then hits need no bookkeeping. */
   #complete = false;
@@ -44,7 +50,7 @@ export class StaticStore {
     return Object.hasOwn(this.manifest.files, key);
   }
 
-  /** A file in the best encoding the client accepts; undefined when the key is not in the manifest. */
+  /** A file in the best encoding the client accepts; undefined when the key is not in the manifest, or its bytes on disk are not the ones listed. */
   get(key: string, accepted: { br: boolean; gzip: boolean }): StaticBody | undefined {
     const entry = this.manifest.files[key];
     if (entry === undefined || !Object.hasOwn(this.manifest.files, key)) return undefined;
@@ -58,7 +64,7 @@ export class StaticStore {
       }
       return cached;
     }
-    return this.#load(path, entry, encoding);
+    return this.#load(key, entry, encoding);
   }
 
   /** Loads bodies while they fit in half the budget, so the first requests after start are served from memory. */
@@ -67,14 +73,22 @@ export class StaticStore {
       for (const encoding of ['identity', 'br', 'gzip'] as const) {
         if ((encoding === 'br' && entry.br === undefined) || (encoding === 'gzip' && entry.gz === undefined)) continue;
         if (this.#used > this.#budget / 2) return;
-        this.#load(key + SUFFIX[encoding], entry, encoding);
+        this.#load(key, entry, encoding);
       }
     }
     this.#complete = true;
   }
 
-  #load(path: string, entry: ManifestEntry, encoding: Encoding): StaticBody {
-    const bytes = readFileSync(join(this.distDir, path));
+  #load(key: string, entry: ManifestEntry, encoding: Encoding): StaticBody | undefined {
+    const path = key + SUFFIX[encoding];
+    if (this.#refused.has(path)) return undefined;
+    // A compressed sibling is checked by its size, and by its file's own bytes, which the manifest hashes.
+    const listed = encoding === 'identity' || this.#cache.has(key) || this.#load(key, entry, 'identity') !== undefined;
+    const bytes = listed ? readListedFile(join(this.distDir, path), entry, encoding) : undefined;
+    if (!bytes) {
+      this.#refused.add(path);
+      return undefined;
+    }
     const headers = bodyHeaders({ type: entry.type, sha256: entry.sha256, encoding, varies: entry.br !== undefined, cacheMaxAge: this.#cacheMaxAge });
     const body: StaticBody = { entry, encoding, bytes, headers };
     if (bytes.length <= this.#budget) {
@@ -89,6 +103,19 @@ export class StaticStore {
     }
     return body;
   }
+}
+
+/** The bytes of a file when they are what the manifest lists; undefined when they differ or cannot be read. */
+function readListedFile(path: string, entry: ManifestEntry, encoding: Encoding): Buffer | undefined {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch {
+    return undefined;
+  }
+  const size = encoding === 'identity' ? entry.bytes : encoding === 'br' ? entry.br : entry.gz;
+  if (bytes.length !== size) return undefined;
+  return encoding !== 'identity' || hash('sha256', bytes, 'hex') === entry.sha256 ? bytes : undefined;
 }
 
 const NONE = Object.freeze({ br: false, gzip: false });

@@ -1,12 +1,13 @@
 import { hash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { COMPRESS_MIN_BYTES, INTERNAL_DIR } from '../../core/constants.ts';
 import { serializeManifest, type Manifest, type ManifestEntry } from '../../runtime/manifest.ts';
 import type { TreeFile } from '../../core/static-files.ts';
 import { compressBody, type CompressResult } from './compress.ts';
 import { CompressPool } from './compress-pool.ts';
+import { BuildError } from '../errors.ts';
 
 /** What a write changed, for progress output and tests. */
 export interface WriteReport {
@@ -33,11 +34,12 @@ export interface WriteTreeOptions {
 }
 
 /**
- * Writes the static tree so that readers never see a half-built one:
+ * Writes the static tree so that a build that fails or is killed never leaves a broken one:
  * - with no usable previous tree, everything goes into a fresh folder that then replaces `distDir` by rename;
- * - otherwise only changed files are written, first into a staging folder, then renamed into place, with the
- *   manifest renamed last and removed files deleted after it. Nothing in `distDir` is touched before every
- *   changed file has been written in full, so a failure leaves the previous tree as it was.
+ * - otherwise only changed files are written, first into a staging folder beside `distDir`, then renamed into
+ *   place (`applyJournal`), with the manifest renamed last and removed files deleted after it. Nothing in
+ *   `distDir` is touched before every changed file has been written in full, so a failure while writing (a full
+ *   disk: `DiskFull`) leaves the previous tree as it was, and the staging folder is removed.
  * Every file is compressed first, on every core, then written by this thread alone: on this machine, writing
  * while compressing made file creation three times slower (the kernel's file-system work competes for the cores),
  * and parallel writers were slower than one.
@@ -62,18 +64,28 @@ export async function writeTree(files: TreeFile[], options: WriteTreeOptions): P
     changed.push(file);
   }
   const removed = previous ? Object.keys(previous.files).filter((key) => !(key in entries)) : [];
-  const staging = `${options.distDir}.staging-${process.pid}`;
+  const staging = `${options.distDir}.${STAGING}-${process.pid}`;
   await rm(staging, { recursive: true, force: true });
+  let committed = false;
   try {
     await writeFiles(staging, changed, entries, options);
     await mkdir(join(staging, INTERNAL_DIR), { recursive: true });
     for (const file of options.internal) await writeFile(join(staging, INTERNAL_DIR, file.key), file.body);
     const manifest: Manifest = { format: 'geoshelf-manifest/1', settings: options.settings, files: entries };
     await writeFile(join(staging, 'manifest.json'), serializeManifest(manifest));
-    if (previous) await applyStaged(staging, options.distDir, changed, removed, previous);
-    else await swapIn(staging, options.distDir);
+    if (previous) {
+      const journal = planApply(changed, removed, previous);
+      await makeFolders(options.distDir, journal.moves);
+      await writeJournal(staging, journal);
+      committed = true;
+      await applyJournal(staging, options.distDir, journal);
+    } else await swapIn(staging, options.distDir);
+  } catch (error) {
+    if (!committed && isDiskFull(error)) throw diskFull(options.distDir);
+    throw error;
   } finally {
-    await rm(staging, { recursive: true, force: true });
+    // A journal whose renames failed part way stays, so the next build finishes them (recoverTree).
+    if (!committed || !(await exists(join(staging, JOURNAL)))) await rm(staging, { recursive: true, force: true });
   }
   return { mode: previous ? 'incremental' : 'full', written: changed.map((file) => file.key), removed, unchanged: Object.keys(entries).length - changed.length };
 }
@@ -131,41 +143,149 @@ async function compressAll(files: TreeFile[], options: WriteTreeOptions): Promis
   }
 }
 
-async function swapIn(staging: string, distDir: string): Promise<void> {
-  const old = `${distDir}.old-${process.pid}`;
-  const exists = await stat(distDir).then(() => true, () => false);
-  if (exists) await rename(distDir, old);
-  await rename(staging, distDir);
-  if (exists) await rm(old, { recursive: true, force: true });
+/** Suffixes of the folders a build leaves beside `dist/` while it runs: `${dist}.staging-<pid>`, `${dist}.old-<pid>`. */
+const STAGING = 'staging';
+const OLD = 'old';
+/** The list of renames of an incremental build, written into its staging folder once every file is there. */
+export const JOURNAL = '.geoshelf-apply.json';
+
+/**
+ * What applying a staged incremental build does, written down before the first rename so that a build killed
+ * among the renames can be finished by the next one: the paths to move from the staging folder into `dist/`,
+ * and the paths to delete once the new manifest is in place.
+ */
+interface ApplyJournal {
+  moves: string[];
+  deletes: string[];
 }
 
-async function applyStaged(staging: string, distDir: string, changed: TreeFile[], removed: string[], previous: Manifest): Promise<void> {
-  const made = new Set<string>();
-  const move = async (key: string) => {
-    const target = join(distDir, key);
-    const directory = dirname(target);
-    if (!made.has(directory)) {
-      await mkdir(directory, { recursive: true });
-      made.add(directory);
-    }
-    await rename(join(staging, key), target);
-  };
+function planApply(changed: TreeFile[], removed: string[], previous: Manifest): ApplyJournal {
+  const moves: string[] = [];
+  const deletes: string[] = [];
   for (const file of changed) {
-    await move(file.key);
-    const compressed = file.body.length >= COMPRESS_MIN_BYTES;
-    for (const suffix of ['.br', '.gz']) {
-      if (compressed) await move(file.key + suffix);
-      else await rm(join(distDir, file.key + suffix), { force: true });
-    }
+    moves.push(file.key);
+    const siblings = [`${file.key}.br`, `${file.key}.gz`];
+    // A file that shrank below the compression threshold leaves siblings of its old bytes behind: delete them.
+    (file.body.length >= COMPRESS_MIN_BYTES ? moves : deletes).push(...siblings);
   }
-  await rename(join(distDir, INTERNAL_DIR), join(staging, `${INTERNAL_DIR}.old`)).catch(() => undefined);
-  await rename(join(staging, INTERNAL_DIR), join(distDir, INTERNAL_DIR));
-  await rename(join(staging, 'manifest.json'), join(distDir, 'manifest.json'));
   for (const key of removed) {
-    await rm(join(distDir, key), { force: true });
-    if (previous.files[key]?.br !== undefined) {
-      await rm(join(distDir, `${key}.br`), { force: true });
-      await rm(join(distDir, `${key}.gz`), { force: true });
-    }
+    deletes.push(key);
+    if (previous.files[key]?.br !== undefined) deletes.push(`${key}.br`, `${key}.gz`);
   }
+  return { moves, deletes };
+}
+
+/** Makes the folders the moves land in, before the journal: the renames then need no new space. */
+async function makeFolders(distDir: string, paths: string[]): Promise<void> {
+  for (const folder of new Set(paths.map((path) => dirname(join(distDir, path))))) await mkdir(folder, { recursive: true });
+}
+
+/** Writes the journal by rename, so that it is either whole or absent. */
+async function writeJournal(staging: string, journal: ApplyJournal): Promise<void> {
+  await writeFile(join(staging, `${JOURNAL}.part`), JSON.stringify(journal));
+  await rename(join(staging, `${JOURNAL}.part`), join(staging, JOURNAL));
+}
+
+async function readJournal(staging: string): Promise<ApplyJournal | undefined> {
+  try {
+    return JSON.parse(await readFile(join(staging, JOURNAL), 'utf8')) as ApplyJournal;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Moves a staged build into `dist/`: the changed files, then the server's internal files, then the manifest, then
+ * the deletions. Every step can run again after a kill (a file already moved is skipped), so the next build
+ * finishes what a killed one began.
+ *
+ * Between the first rename and the manifest, `dist/` holds some new files under the old manifest; copying the
+ * unchanged files into a fresh folder to swap in whole would avoid that, but costs far more than the 3 s an
+ * incremental build may take on a large tree (README, "Decisions that differ from DESIGN.md"). So readers are
+ * protected the other way: the server's static store serves a file only when its bytes match the manifest it
+ * loaded (server/static-store.ts), and computes the /api answers of files that do not from its model, which
+ * changes with the manifest.
+ */
+async function applyJournal(staging: string, distDir: string, journal: ApplyJournal): Promise<void> {
+  for (const path of journal.moves) {
+    if (await exists(join(staging, path))) await rename(join(staging, path), join(distDir, path));
+  }
+  if (await exists(join(staging, INTERNAL_DIR))) {
+    const old = join(staging, `${INTERNAL_DIR}.old`);
+    await rm(old, { recursive: true, force: true });
+    await rename(join(distDir, INTERNAL_DIR), old).catch(() => undefined);
+    await rename(join(staging, INTERNAL_DIR), join(distDir, INTERNAL_DIR));
+  }
+  if (await exists(join(staging, 'manifest.json'))) await rename(join(staging, 'manifest.json'), join(distDir, 'manifest.json'));
+  for (const path of journal.deletes) await rm(join(distDir, path), { force: true });
+  await rm(join(staging, JOURNAL), { force: true });
+}
+
+/** Replaces `distDir` by the fresh tree in `staging`; if the second rename fails, the old tree goes back. */
+async function swapIn(staging: string, distDir: string): Promise<void> {
+  const old = `${distDir}.${OLD}-${process.pid}`;
+  const hadTree = await exists(distDir);
+  if (hadTree) await rename(distDir, old);
+  try {
+    await rename(staging, distDir);
+  } catch (error) {
+    if (hadTree) await rename(old, distDir);
+    throw error;
+  }
+  if (hadTree) await rm(old, { recursive: true, force: true });
+}
+
+/**
+ * Repairs what a build that was killed left beside `distDir`; run it before reading the previous manifest.
+ * - `${dist}.old-<pid>`: a full build was killed between its two renames. With no `dist/`, it is the previous tree
+ *   and goes back; otherwise it is the replaced one and is deleted.
+ * - `${dist}.staging-<pid>` with a journal: an incremental build was killed among its renames, and they are
+ *   finished, so `dist/` and its manifest agree again. Without a journal, it was killed while writing, before it
+ *   touched `dist/`, and the folder is deleted.
+ * Folders of a build still running (its process is alive) are left alone.
+ */
+export async function recoverTree(distDir: string, log?: (line: string) => void): Promise<void> {
+  const parent = dirname(distDir);
+  const leftovers = (await readdir(parent).catch(() => []))
+    .map((name) => ({ name, match: /^(.*)\.(staging|old)-(\d+)$/.exec(name) }))
+    .filter(({ match }) => match?.[1] === basename(distDir) && !isOtherLiveProcess(Number(match[3])))
+    // Old trees first: a staging folder is finished only into an existing dist/.
+    .sort((a, b) => (a.match![2] === OLD ? 0 : 1) - (b.match![2] === OLD ? 0 : 1));
+  for (const { name, match } of leftovers) {
+    const path = join(parent, name);
+    if (match![2] === OLD) {
+      if (await exists(distDir)) await rm(path, { recursive: true, force: true });
+      else await rename(path, distDir);
+      continue;
+    }
+    const journal = await readJournal(path);
+    if (journal && (await exists(distDir))) {
+      log?.(`finishing the build that was stopped while it renamed files into ${distDir}`);
+      await applyJournal(path, distDir, journal);
+    }
+    await rm(path, { recursive: true, force: true });
+  }
+}
+
+function isOtherLiveProcess(pid: number): boolean {
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function exists(path: string): Promise<boolean> {
+  return stat(path).then(() => true, () => false);
+}
+
+function isDiskFull(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
+function diskFull(distDir: string): BuildError {
+  return new BuildError([{ code: 'DiskFull', source: distDir, path: '', message: 'no space was left on its disk to write the new files beside it, so it was left as it was' }]);
 }
