@@ -3,7 +3,10 @@ import { FastResponse } from 'srvx';
 import { PROBLEM_CONTENT_TYPE } from '../core/constants.ts';
 import { problemKindForStatus, renderProblem } from '../core/render/problems.ts';
 import { describeQueryError, isQueryErrorCode, QUERY_ERRORS, QueryFailure, type QueryErrorBody } from '../query/errors.ts';
+import { STAC_ERROR_CODES, StacApiFailure, type StacErrorStatus } from '../core/stac/api-errors.ts';
+import { respondFeaturesHttpError } from './features.ts';
 import { CORS_HEADERS } from './headers.ts';
+import { respondStacFailure } from './stac.ts';
 
 /** Status a request gets when its client went away before the answer; nobody reads it, so nothing is logged. */
 const CLIENT_CLOSED = 499;
@@ -30,6 +33,12 @@ export function renderError(error: HTTPError, event: H3Event, baseUrl: string): 
   }
   const status = expected ? error.status : 500;
   const message = expected ? error.message : 'An unexpected error occurred; it has been logged.';
+  // STAC API and OGC API - Features render their own failures; what reaches here was refused by h3 before routing.
+  if (isUnder(pathname, '/stac/api') || isUnder(pathname, '/features')) {
+    const description = status === 400 && !canDecode(pathname) ? 'The path is not valid percent-encoding.' : message;
+    if (isUnder(pathname, '/features')) return respondFeaturesHttpError(status, description);
+    return respondStacFailure(event.req, new StacApiFailure(Object.hasOwn(STAC_ERROR_CODES, status) ? (status as StacErrorStatus) : 500, description));
+  }
   headers.set('content-type', PROBLEM_CONTENT_TYPE);
   const problem = renderProblem(problemKindForStatus(status), message, baseUrl, pathname.length <= 300 ? pathname : undefined);
   if (status !== problem.status) problem.status = status;
@@ -42,6 +51,19 @@ function fromHttpError(error: HTTPError): QueryErrorBody {
   if (code !== undefined && isQueryErrorCode(code)) return { code, status: error.status, message: error.message, hint: QUERY_ERRORS[code].hint };
   if (error.status === 404) return describeQueryError('not_found');
   return { ...describeQueryError('invalid_request', error.message), status: error.status };
+}
+
+function isUnder(pathname: string, prefix: string): boolean {
+  return pathname === prefix || pathname.startsWith(`${prefix}/`);
+}
+
+function canDecode(pathname: string): boolean {
+  try {
+    decodeURI(pathname);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Errors of a connection that the client closed, as Node and undici name them. */

@@ -138,6 +138,17 @@ async function guard(handler: () => Response | Promise<Response>): Promise<Respo
   }
 }
 
+/** Codes of the errors h3 raises itself, before any /features handler runs, by status. */
+const HTTP_ERROR_CODES: Record<number, string> = { 400: 'invalid_parameter', 404: 'not_found', 405: 'method_not_allowed', 500: 'internal_error' };
+
+/**
+ * The OGC exception document of an error h3 raised for a /features path before routing (a URL that is not valid
+ * percent-encoding), for the app's error path: the surface answers its own shape even then.
+ */
+export function respondFeaturesHttpError(status: number, description: string): Response {
+  return respondException(new OgcError(status, HTTP_ERROR_CODES[status] ?? (status < 500 ? 'invalid_parameter' : 'internal_error'), description));
+}
+
 function toOgcError(error: unknown): OgcError {
   if (error instanceof OgcError) return error;
   if (error instanceof QueryFailure) {

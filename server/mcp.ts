@@ -219,9 +219,12 @@ function describeFailure(error: unknown): { code: string; message: string } {
   return { code, message };
 }
 
-/** A slug as a path segment: encoded, so it cannot reach another route. */
+/**
+ * A slug as a path segment: encoded, so it cannot reach another route. A lone surrogate (JSON allows `"\ud800"`)
+ * becomes U+FFFD first, which no slug holds, rather than making encodeURIComponent throw.
+ */
 function segment(slug: string): string {
-  return encodeURIComponent(slug);
+  return encodeURIComponent(slug.toWellFormed());
 }
 
 /**

@@ -146,11 +146,19 @@ async function answer(event: H3Event, handler: () => Response | Promise<Response
   try {
     return await handler();
   } catch (error) {
-    const failure = error instanceof StacApiFailure ? error : undefined;
-    if (!failure) console.error('unexpected error in the STAC API', error);
-    const status = failure?.status ?? 500;
-    const body = failure?.body ?? { code: 'ServerError', description: 'An unexpected error occurred; it has been logged.' };
-    const headers = { ...CORS_HEADERS, ...failure?.headers, 'content-type': STAC_API_TYPES.json, 'cache-control': 'no-store' };
-    return new FastResponse(event.req.method === 'HEAD' ? null : JSON.stringify(body), { status, headers });
+    return respondStacFailure(event.req, error);
   }
+}
+
+/**
+ * The exception document of a failure of a /stac/api request; anything but a StacApiFailure is logged and answered
+ * 500 without its detail. The app's error path uses it too, for what h3 refuses before routing (a malformed URL).
+ */
+export function respondStacFailure(request: Request, error: unknown): Response {
+  const failure = error instanceof StacApiFailure ? error : undefined;
+  if (!failure) console.error('unexpected error in the STAC API', error);
+  const status = failure?.status ?? 500;
+  const body = failure?.body ?? { code: 'ServerError', description: 'An unexpected error occurred; it has been logged.' };
+  const headers = { ...CORS_HEADERS, ...failure?.headers, 'content-type': STAC_API_TYPES.json, 'cache-control': 'no-store' };
+  return new FastResponse(request.method === 'HEAD' ? null : JSON.stringify(body), { status, headers });
 }

@@ -5,6 +5,7 @@ import {
   OgcLandingPageSchema, OgcQueryablesSchema,
 } from '../../../schemas/ogc.ts';
 import { createOpenApiDocument } from '../openapi.ts';
+import { CONDITIONAL_HEADERS } from '../catalog/params.ts';
 import { defineRoute, type Route, type RouteResponse } from '../route-table.ts';
 import {
   AfterParam, BboxCrsParam, BboxParam, BeforeParam, CollectionIdParam, DatetimeParam, FeatureIdParam, FormatParam, LimitParam,
@@ -28,6 +29,8 @@ const FAILURES = {
   500: exception('A defect of the server; logged, never detailed.'),
 };
 const NOT_FOUND = { 404: exception('No such collection or feature.') };
+/** Every answer carries its content hash as ETag, so a client holding it gets 304 (server/responses.ts). */
+const NOT_MODIFIED = { 304: { description: 'Not modified: If-None-Match names this document.' } };
 const READ_FAILURES = {
   ...FAILURES,
   503: exception('The query service is busy (Retry-After says when to come back) or shutting down.'),
@@ -44,34 +47,40 @@ export const OGC_ROUTES = {
   getFeaturesLanding: defineRoute({
     id: 'getFeaturesLanding', method: 'GET', path: '/features', tag: FEATURES, summary: 'Landing page',
     description: 'Links to the API definition, the conformance declaration and the collections.',
-    responses: { 200: body(OGC_TYPES.json, OgcLandingPageSchema, 'The landing page.'), ...FAILURES },
+    headers: CONDITIONAL_HEADERS,
+    responses: { ...NOT_MODIFIED, 200: body(OGC_TYPES.json, OgcLandingPageSchema, 'The landing page.'), ...FAILURES },
   }),
   getFeaturesConformance: defineRoute({
     id: 'getFeaturesConformance', method: 'GET', path: '/features/conformance', tag: FEATURES, summary: 'Conformance declaration',
     description: 'The conformance classes implemented: core, geojson and oas30.',
-    responses: { 200: body(OGC_TYPES.json, OgcConformanceSchema, 'The conformance classes.'), ...FAILURES },
+    headers: CONDITIONAL_HEADERS,
+    responses: { ...NOT_MODIFIED, 200: body(OGC_TYPES.json, OgcConformanceSchema, 'The conformance classes.'), ...FAILURES },
   }),
   getFeaturesApi: defineRoute({
     id: 'getFeaturesApi', method: 'GET', path: '/features/api', tag: FEATURES, summary: 'API definition',
     description: 'This OpenAPI 3.0 document.',
-    responses: { 200: body(OGC_TYPES.openapi, z.looseObject({}), 'The OpenAPI document.'), ...FAILURES },
+    headers: CONDITIONAL_HEADERS,
+    responses: { ...NOT_MODIFIED, 200: body(OGC_TYPES.openapi, z.looseObject({}), 'The OpenAPI document.'), ...FAILURES },
   }),
   getFeatureCollections: defineRoute({
     id: 'getFeatureCollections', method: 'GET', path: '/features/collections', tag: FEATURES, summary: 'Feature collections',
     description: 'A collection per file (layer) of the catalog that has a GeoParquet source, read from its latest version.',
-    responses: { 200: body(OGC_TYPES.json, OgcCollectionsSchema, 'The collections.'), ...READ_FAILURES },
+    headers: CONDITIONAL_HEADERS,
+    responses: { ...NOT_MODIFIED, 200: body(OGC_TYPES.json, OgcCollectionsSchema, 'The collections.'), ...READ_FAILURES },
   }),
   getFeatureCollection: defineRoute({
     id: 'getFeatureCollection', method: 'GET', path: '/features/collections/{collectionId}', tag: FEATURES, summary: 'A feature collection',
     description: 'Title, extent, CRS and links of one collection.',
     pathParams: collectionPath,
-    responses: { 200: body(OGC_TYPES.json, OgcCollectionSchema, 'The collection.'), ...NOT_FOUND, ...READ_FAILURES },
+    headers: CONDITIONAL_HEADERS,
+    responses: { ...NOT_MODIFIED, 200: body(OGC_TYPES.json, OgcCollectionSchema, 'The collection.'), ...NOT_FOUND, ...READ_FAILURES },
   }),
   getFeatureQueryables: defineRoute({
     id: 'getFeatureQueryables', method: 'GET', path: '/features/collections/{collectionId}/queryables', tag: FEATURES, summary: 'Queryables',
     description: 'A JSON Schema of the scalar columns that the items route filters on by equality (`?name=value`).',
     pathParams: collectionPath,
-    responses: { 200: body(OGC_TYPES.schema, OgcQueryablesSchema, 'The queryables.'), ...NOT_FOUND, ...FAILURES },
+    headers: CONDITIONAL_HEADERS,
+    responses: { ...NOT_MODIFIED, 200: body(OGC_TYPES.schema, OgcQueryablesSchema, 'The queryables.'), ...NOT_FOUND, ...FAILURES },
   }),
   getFeatures: defineRoute({
     id: 'getFeatures', method: 'GET', path: '/features/collections/{collectionId}/items', tag: FEATURES, summary: 'Features',
@@ -81,8 +90,10 @@ export const OGC_ROUTES = {
       limit: LimitParam, bbox: BboxParam, 'bbox-crs': BboxCrsParam, datetime: DatetimeParam,
       after: AfterParam, before: BeforeParam, f: FormatParam,
     },
+    headers: CONDITIONAL_HEADERS,
     unknownQuery: 'ignore',
     responses: {
+      ...NOT_MODIFIED,
       200: body(OGC_TYPES.geojson, OgcFeatureCollectionSchema, 'A page of features.'),
       400: exception('A parameter is not valid, repeated, or neither declared nor a queryable; the description names it.'),
       ...NOT_FOUND, ...READ_FAILURES,
@@ -92,7 +103,8 @@ export const OGC_ROUTES = {
     id: 'getFeature', method: 'GET', path: '/features/collections/{collectionId}/items/{featureId}', tag: FEATURES, summary: 'A feature',
     description: 'One feature by its id (the position of its row in the file, from 0).',
     pathParams: { ...collectionPath, featureId: FeatureIdParam },
-    responses: { 200: body(OGC_TYPES.geojson, OgcFeatureSchema, 'The feature.'), ...NOT_FOUND, ...READ_FAILURES },
+    headers: CONDITIONAL_HEADERS,
+    responses: { ...NOT_MODIFIED, 200: body(OGC_TYPES.geojson, OgcFeatureSchema, 'The feature.'), ...NOT_FOUND, ...READ_FAILURES },
   }),
 };
 
