@@ -12,6 +12,8 @@ interface QueryErrorDefinition {
   status: 400 | 404 | 405 | 422 | 500 | 503 | 504;
   message: string | ((...args: any[]) => string);
   hint: string;
+  /** Seconds a client should wait before sending the request again; a 503 that knows no better wait sends this. */
+  retryAfter?: number;
 }
 
 const define = <const D extends QueryErrorDefinition>(definition: D): D => definition;
@@ -168,13 +170,45 @@ export const QUERY_ERRORS = {
     message: (limit: number) => `A row of the result is larger than the response cap of ${limit} bytes, so no page can hold it; select fewer or smaller columns.`,
     hint: 'GEOSHELF_QUERY_MAX_RESPONSE_BYTES caps the JSON of one response; leave large text or geometries out of the page (tiles map the geometries).',
   }),
+  download_too_many_rows: define({
+    status: 422,
+    message: (limit: number) => `The result has more than ${limit} rows, more than a download may hold; filter or aggregate it, or add LIMIT ${limit}.`,
+    hint: 'GEOSHELF_QUERY_DOWNLOAD_MAX_ROWS bounds a download; POST …/pages reads a result of any size page by page.',
+  }),
+  download_crs_not_supported: define({
+    status: 422,
+    message: (crs: string) => `A GeoParquet download cannot be written in result_crs "${cut(crs, 40)}": GeoParquet declares its CRS as PROJJSON, which this service cannot write for it.`,
+    hint: 'Download CSV (any result_crs) or GeoJSON (always longitude/latitude), or run the query without result_crs for GeoParquet.',
+  }),
+  unknown_download_format: define({
+    status: 404,
+    message: 'There is no such download; a result downloads as download.parquet (GeoParquet), download.geojson or download.csv.',
+    hint: 'The getQueryDownload route of /api/openapi lists the formats.',
+  }),
   query_failed: define({ status: 422, message: 'The query could not be executed.', hint: 'Simplify the query; the engine gave no safe reason.' }),
+  query_outdated: define({
+    status: 422,
+    message: 'The data behind this query changed since it was run; run the query again with POST /api/queries.',
+    hint: 'A token stands for the data it was made on: pages, bounds and tiles of a query run before the catalog was rebuilt with new data are refused rather than mixed with rows of the new data.',
+  }),
   query_service_busy: define({
     status: 503,
     message: (seconds: number) => `The query service is busy: the wait for a worker would pass the deadline. Try again in ${seconds} s.`,
     hint: RETRY_HINT,
   }),
   query_service_unavailable: define({ status: 503, message: 'The query service is shutting down.', hint: 'Send the request to another replica or retry later.' }),
+  source_unavailable: define({
+    status: 503,
+    message: 'The data file of this source cannot be read right now; the service\'s operator must restore it. Other sources are unaffected.',
+    hint: 'Retry later; the file is missing or damaged on the server, which is not a fault of the query.',
+    retryAfter: 30,
+  }),
+  query_worker_lost: define({
+    status: 503,
+    message: 'The process running this query was stopped from outside (by the operator or the system); the query was not at fault and may be sent again.',
+    hint: RETRY_HINT,
+    retryAfter: 1,
+  }),
   internal_error: define({ status: 500, message: 'An unexpected error occurred; it has been logged.', hint: 'Retry; if it persists, report it with the time of the request.' }),
   query_timeout: define({ status: 504, message: 'The query ran past its deadline and was stopped.', hint: 'Filter earlier, aggregate, or ask for smaller pages; GEOSHELF_QUERY_TIMEOUT_MS is the deadline.' }),
 } as const;
@@ -203,7 +237,7 @@ export class QueryFailure extends Error {
     super(body.message);
     this.name = 'QueryFailure';
     this.body = body;
-    this.retryAfter = retryAfter;
+    this.retryAfter = retryAfter ?? (QUERY_ERRORS[body.code] as QueryErrorDefinition).retryAfter;
   }
 }
 

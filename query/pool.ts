@@ -75,7 +75,9 @@ const WORKER_PATH = new URL('./worker.ts', import.meta.url);
  * and answered 503 the moment its wait runs out. Tasks that run long move to spare workers, so short ones
  * keep flowing; queued tiles of one query are coalesced into one worker task. A task past its deadline is
  * interrupted, and its worker killed and replaced if it does not stop within the grace period; a worker over
- * its memory cap is killed and replaced. Workers start on the first task.
+ * its memory cap is killed and replaced. A worker that dies by itself is replaced too, and its task answered by
+ * the cause (`describeDeath`): stopped from outside, 503 `query_worker_lost`; crashed, 422 `query_failed`.
+ * Workers start on the first task.
  */
 export class QueryPool {
   readonly #options: Required<PoolOptions>;
@@ -159,7 +161,7 @@ export class QueryPool {
       job.workMs += message.ms;
       if (++job.reported >= job.members.length || message.type === 'done') this.#finish(slot, failed(describeQueryError('query_failed')));
     });
-    child.on('exit', () => this.#replace(slot, failed(describeQueryError(this.#closed ? 'query_service_unavailable' : 'query_failed'))));
+    child.on('exit', (_code, signal) => this.#replace(slot, this.#closed ? failed(describeQueryError('query_service_unavailable')) : describeDeath(signal)));
     child.on('error', () => undefined);
     return slot;
   }
@@ -194,7 +196,19 @@ export class QueryPool {
     const each = kind !== 'tile' ? elapsed : job.reported === count ? job.workMs / count : Math.max(1, elapsed - TILE_SETUP_MS) / count;
     for (const key of new Set(job.members.map((member) => member.costKey))) this.#costs.record(key, kind, each, count);
     for (const member of job.members) this.#answer(member, unanswered);
+    // A download's GeoParquet is written by parquet-wasm, whose WebAssembly memory grows and never shrinks: the
+    // worker is replaced, so that the next query does not start near the memory cap.
+    if (kind === 'export') this.#recycle(slot);
     this.#dispatch();
+  }
+
+  /** Replaces a worker that is done with its job by a fresh one (not counted as a restart: nothing failed). */
+  #recycle(slot: WorkerSlot): void {
+    const index = this.#slots.indexOf(slot);
+    if (index < 0 || this.#closed) return;
+    this.#slots.splice(index, 1);
+    slot.child.kill('SIGKILL');
+    this.#slots.push(this.#spawn());
   }
 
   #answer(member: Member, outcome: TaskOutcome): void {
@@ -318,6 +332,21 @@ export class QueryPool {
       }
     }
   }
+}
+
+/**
+ * Signals that stop a process from outside: an operator's `kill`, Ctrl-C, the kernel's OOM killer (SIGKILL). A
+ * worker the pool stops itself (deadline, memory cap) is answered before its exit is seen, so a worker whose exit
+ * carries one of these was stopped by someone else, and its query was not at fault.
+ */
+const OUTSIDE_SIGNALS = new Set<NodeJS.Signals>(['SIGKILL', 'SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT']);
+/**
+ * What a task whose worker exited on its own is told: 503 `query_worker_lost` (retry at once) when a signal from
+ * outside stopped it, 422 `query_failed` when it crashed (SIGSEGV, SIGABRT, a non-zero exit) while running the
+ * task, which the task may well have caused.
+ */
+function describeDeath(signal: NodeJS.Signals | null): TaskOutcome {
+  return failed(describeQueryError(signal !== null && OUTSIDE_SIGNALS.has(signal) ? 'query_worker_lost' : 'query_failed'));
 }
 
 /** Resident memory of a process in MiB, from /proc (Linux); 0 where it cannot be read. */

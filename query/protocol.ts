@@ -1,4 +1,7 @@
+import type { DownloadFormat } from '../core/api/catalog/routes.ts';
+import type { ArrowPageValue } from './arrow.ts';
 import type { QueryErrorBody } from './errors.ts';
+import type { ExportValue } from './export.ts';
 import type { FeatureRead, FeaturesValue } from './features.ts';
 import type { SandboxSettings } from './sandbox.ts';
 import type { ResolvedSource } from './sources.ts';
@@ -24,7 +27,10 @@ export interface TileCoordinate {
 
 /** A task for a worker process. */
 export type QueryTask =
-  | (TaskBase & { kind: 'page'; offset: number; limit: number; resultCrs: string | undefined })
+  /** A page as JSON rows, or with `format: 'arrow'` as an Arrow IPC stream (query/arrow.ts). */
+  | (TaskBase & { kind: 'page'; offset: number; limit: number; resultCrs: string | undefined; format?: 'arrow' })
+  /** The whole result, at most `maxRows` rows, written as a file to `path` (query/export.ts). */
+  | (TaskBase & { kind: 'export'; format: DownloadFormat; path: string; maxRows: number; resultCrs: string | undefined })
   | (TaskBase & { kind: 'bounds' })
   | (TaskBase & { kind: 'tile'; z: number; x: number; y: number })
   /**
@@ -74,7 +80,7 @@ export interface TileValue {
 
 /** A worker's answer to a task. `retryAfter` (seconds) comes with 503s: surfaces send it as Retry-After. */
 export type TaskOutcome =
-  | { ok: true; value: PageValue | BoundsValue | TileValue | FeaturesValue }
+  | { ok: true; value: PageValue | BoundsValue | TileValue | FeaturesValue | ArrowPageValue | ExportValue }
   | { ok: false; error: QueryErrorBody; retryAfter?: number };
 
 /** Messages from the API process to a worker. */

@@ -12,13 +12,13 @@ import { stripTrailingSemicolons } from './sql-source.ts';
 import { createValueConverter, type JsonValue } from './values.ts';
 
 /** The user's SQL as a subquery: newlines keep a trailing `--` comment from swallowing the parenthesis. */
-function subquery(sql: string): string {
+export function subquery(sql: string): string {
   // A final `;` ends the statement; inside parentheses it would break it.
   return `(\n${stripTrailingSemicolons(sql)}\n) AS __geoshelf_result`;
 }
 
 /** Bytes this process has read through system calls so far (Linux); 0 where /proc is not there. */
-function bytesReadSoFar(): number {
+export function bytesReadSoFar(): number {
   try {
     return Number(/rchar:\s*(\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))?.[1] ?? 0);
   } catch {
@@ -26,7 +26,8 @@ function bytesReadSoFar(): number {
   }
 }
 
-interface ResultShape {
+/** The columns of a result, and its geometry column. */
+export interface ResultShape {
   names: string[];
   types: string[];
   geometry: string | null;
@@ -40,7 +41,7 @@ async function describeResult(connection: DuckDBConnection, sql: string, wanted:
 }
 
 /** Finds the geometry column of a result (the wanted one, or the first GEOMETRY) and whether a bbox covering sits beside it. */
-function shapeOf(names: string[], types: string[], wanted: string | undefined): ResultShape {
+export function shapeOf(names: string[], types: string[], wanted: string | undefined): ResultShape {
   let geometry: string | null = null;
   if (wanted !== undefined) {
     const index = names.indexOf(wanted);

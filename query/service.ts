@@ -1,22 +1,25 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { z } from 'zod';
+import type { DownloadFormat } from '../core/api/catalog/routes.ts';
 import type { CatalogIndex } from '../core/catalog-index.ts';
-import { resolveCrs } from '../core/geo/crs.ts';
+import { isLonLat, resolveCrs } from '../core/geo/crs.ts';
 import { isValidTile, MAX_TILE_ZOOM } from '../core/geo/mvt.ts';
 import type { Config } from '../runtime/config.ts';
 import { formatPath, safeParseWithFriendlyErrors } from '../schemas/parse.ts';
 import {
   QueryPageRequestSchema, QueryRequestSchema, QueryResultSchema, type QueryBounds, type QueryResult,
 } from '../schemas/query.ts';
+import { shapeArrowPage, type ArrowPage, type ArrowPageValue } from './arrow.ts';
 import { QUERY_ERRORS, QueryFailure, queryFailure } from './errors.ts';
+import { checkDownload, withResultFile, type ExportValue, type ResultFile } from './export.ts';
 import type { FeatureRead, FeaturesValue } from './features.ts';
 import { shapePage } from './page.ts';
 import { QueryPool } from './pool.ts';
 import { createTileCache } from './tile-cache.ts';
 import type { BoundsValue, PageValue, QueryTask, TaskOutcome, TileValue } from './protocol.ts';
 import type { SandboxSettings } from './sandbox.ts';
-import { resolveSources } from './sources.ts';
+import { checkSameData, resolveSources } from './sources.ts';
 import { createQueryId, createToken, readToken, readTokenKeys, type TokenPayload } from './token.ts';
 import { SqlParser, type SqlCheck } from './validate-sql.ts';
 
@@ -35,7 +38,7 @@ export interface QueryCatalog {
 /** The settings the query engine reads. */
 export type QueryConfig = Pick<Config,
   'dataDir' | 'queryKeys' | 'queryWorkers' | 'querySpareWorkers' | 'queryQueue' | 'queryTimeoutMs' | 'queryMemoryMb'
-  | 'queryThreads' | 'queryTokenTtl' | 'queryMaxResponseBytes' | 'tileMaxFeatures' | 'tileCacheMb'>;
+  | 'queryThreads' | 'queryTokenTtl' | 'queryMaxResponseBytes' | 'queryDownloadMaxRows' | 'tileMaxFeatures' | 'tileCacheMb'>;
 
 /** Options of {@link createQueryService}. */
 export interface QueryServiceOptions {
@@ -78,6 +81,12 @@ export interface QueryService {
   run: (request: unknown) => Promise<QueryResult>;
   /** Answers a page (the body of the page call) of the query a token stands for. */
   page: (queryId: string, token: string | null | undefined, request: unknown) => Promise<QueryResult>;
+  /** As `run`, answering the page as an Arrow IPC stream with its facts beside (query/arrow.ts). */
+  runArrow: (request: unknown) => Promise<ArrowPage>;
+  /** As `page`, answering the page as an Arrow IPC stream with its facts beside. */
+  pageArrow: (queryId: string, token: string | null | undefined, request: unknown) => Promise<ArrowPage>;
+  /** Writes the whole result, at most GEOSHELF_QUERY_DOWNLOAD_MAX_ROWS rows, as a file (query/export.ts). */
+  download: (queryId: string, token: string | null | undefined, format: DownloadFormat) => Promise<ResultFile>;
   /** Answers the WGS84 extent of the whole result. */
   bounds: (queryId: string, token: string | null | undefined) => Promise<QueryBounds>;
   /** Answers one vector tile of the result. */
@@ -127,9 +136,13 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     return check;
   };
 
-  /** Resolves the sources and checks the SQL; both happen again on every page, bounds and tile. */
-  const prepare = async (query: Pick<TokenPayload, 'sql' | 'sources'>) => {
-    const sources = resolveSources(catalog().index, config.dataDir, query.sources);
+  /**
+   * Resolves the sources, checks they hold the data the query first ran on, and checks the SQL; all happen again
+   * on every page, bounds and tile.
+   */
+  const prepare = async (query: Pick<TokenPayload, 'sql' | 'sources' | 'data'>) => {
+    const sources = resolveSources(catalog().index, config.dataDir, query.sources, { ranBefore: true });
+    checkSameData(sources, query.data);
     const check = await checkSql(query.sql, sources.map((source) => source.alias));
     // The checker already worded the refusal from the catalog's template, with the user's own identifiers.
     if (!check.ok) throw new QueryFailure({ code: check.code, status: QUERY_ERRORS[check.code].status, message: check.message, hint: QUERY_ERRORS[check.code].hint });
@@ -143,9 +156,43 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     return { value: unwrap<T>(outcome), sources, ordered };
   };
 
+  /** Runs a page task (JSON rows, or an Arrow stream) and shapes its answer; shapePage makes the facts of both. */
   const answerPage = async (query: TokenPayload, token: string, offset: number, limit: number, started: number): Promise<QueryResult> => {
-    const { value, sources, ordered } = await execute<PageValue>(query, (base) => ({ ...base, kind: 'page', offset, limit, resultCrs: query.result_crs }));
-    return shapePage(value, { query, token, offset, limit, ordered, started, filesRead: new Set(sources.map((source) => source.path)).size, baseUrl: catalog().baseUrl });
+    const { value, context } = await runPageTask<PageValue>(query, token, offset, limit, started);
+    return shapePage(value, context);
+  };
+  const answerArrowPage = async (query: TokenPayload, token: string, offset: number, limit: number, started: number): Promise<ArrowPage> => {
+    const { value, context } = await runPageTask<ArrowPageValue>(query, token, offset, limit, started, 'arrow');
+    return shapeArrowPage(value, context);
+  };
+  const runPageTask = async <T>(query: TokenPayload, token: string, offset: number, limit: number, started: number, format?: 'arrow') => {
+    const { value, sources, ordered } = await execute<T>(query, (base) => ({ ...base, kind: 'page', offset, limit, resultCrs: query.result_crs, ...(format ? { format } : {}) }));
+    return { value, context: { query, token, offset, limit, ordered, started, filesRead: new Set(sources.map((source) => source.path)).size, baseUrl: catalog().baseUrl } };
+  };
+
+  /** The first page of a new query (the body of `POST /api/queries`), answered by `answer`. */
+  const startQuery = async <T>(input: unknown, answer: (...args: Parameters<typeof answerPage>) => Promise<T>) => {
+    const started = performance.now();
+    const request = parseRequest(QueryRequestSchema, input);
+    const crs = request.result_crs === undefined ? undefined : resolveCrs(request.result_crs);
+    if (request.result_crs !== undefined && !crs) throw queryFailure('unknown_crs', request.result_crs);
+    const payload: TokenPayload = {
+      qid: createQueryId(), sql: request.sql, sources: request.sources, limit: request.limit,
+      data: resolveSources(catalog().index, config.dataDir, request.sources).map((source) => source.version ?? ''),
+      ...(request.geometry_column ? { geometry_column: request.geometry_column } : {}),
+      // Results are longitude/latitude already: a lon/lat CRS (EPSG:4326, OGC:CRS84 and their aliases) asks for no reprojection.
+      ...(crs && !isLonLat(crs) ? { result_crs: crs } : {}),
+    };
+    const token = await createToken(payload, keys, config.queryTokenTtl);
+    return answer(payload, token, 0, request.limit, started);
+  };
+
+  /** A later page of a query (the body of the page call), answered by `answer`. */
+  const nextPage = async <T>(queryId: string, token: string | null | undefined, input: unknown, answer: (...args: Parameters<typeof answerPage>) => Promise<T>) => {
+    const started = performance.now();
+    const query = await authorize(queryId, token);
+    const request = parseRequest(QueryPageRequestSchema, input);
+    return answer(query, token!, request.offset, request.page_size, started);
   };
 
   const authorize = (queryId: string, token: string | null | undefined) => {
@@ -155,24 +202,16 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
 
   return {
     pool,
-    async run(input) {
-      const started = performance.now();
-      const request = parseRequest(QueryRequestSchema, input);
-      const crs = request.result_crs === undefined ? undefined : resolveCrs(request.result_crs);
-      if (request.result_crs !== undefined && !crs) throw queryFailure('unknown_crs', request.result_crs);
-      const payload: TokenPayload = {
-        qid: createQueryId(), sql: request.sql, sources: request.sources, limit: request.limit,
-        ...(request.geometry_column ? { geometry_column: request.geometry_column } : {}),
-        ...(crs ? { result_crs: crs } : {}),
-      };
-      const token = await createToken(payload, keys, config.queryTokenTtl);
-      return answerPage(payload, token, 0, request.limit, started);
-    },
-    async page(queryId, token, input) {
-      const started = performance.now();
+    run: (input) => startQuery(input, answerPage),
+    runArrow: (input) => startQuery(input, answerArrowPage),
+    page: (queryId, token, input) => nextPage(queryId, token, input, answerPage),
+    pageArrow: (queryId, token, input) => nextPage(queryId, token, input, answerArrowPage),
+    async download(queryId, token, format) {
       const query = await authorize(queryId, token);
-      const request = parseRequest(QueryPageRequestSchema, input);
-      return answerPage(query, token!, request.offset, request.page_size, started);
+      checkDownload(format, query.result_crs);
+      return withResultFile(format, async (path) => (await execute<ExportValue>(query, (base) => ({
+        ...base, kind: 'export', format, path, maxRows: config.queryDownloadMaxRows, resultCrs: query.result_crs,
+      }))).value);
     },
     async bounds(queryId, token) {
       const query = await authorize(queryId, token);

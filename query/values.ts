@@ -17,6 +17,8 @@ export interface ValueConverter {
 export interface ConvertOptions {
   /** Reprojects a geometry's coordinates from WGS84 to the requested CRS; absent for WGS84 output. */
   project?: (position: [number, number]) => [number, number];
+  /** Lists of scalars as plain arrays: for downloads, where the contract's rule on rows does not apply. */
+  plainLists?: boolean;
 }
 
 /**
@@ -59,7 +61,7 @@ export function createValueConverter(options: ConvertOptions = {}): ValueConvert
     if (value instanceof DuckDBListValue || value instanceof DuckDBArrayValue) {
       return value.items.map((item) => {
         const converted = convert(item, false);
-        if (converted !== null && typeof converted === 'object' && !Array.isArray(converted)) return converted;
+        if (options.plainLists || (converted !== null && typeof converted === 'object' && !Array.isArray(converted))) return converted;
         warnings.add('List values that are not structs are returned as objects {"value": …}, as the contract allows arrays of objects only.');
         return { value: converted };
       });

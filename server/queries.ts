@@ -4,10 +4,11 @@ import { describeQueryError, queryFailure } from '../query/errors.ts';
 import { MAX_QUERY_BODY_BYTES } from '../core/constants.ts';
 import { MAX_TILE_ZOOM } from '../core/geo/mvt.ts';
 import type { QueryService, QueryTile } from '../query/service.ts';
-import { QUERY_ROUTES, QUERY_TOKEN_HEADER, TILE_CONTENT_TYPE } from '../core/api/catalog/routes.ts';
+import { QUERY_ROUTES, QUERY_TOKEN_HEADER, TILE_CONTENT_TYPE, type DownloadFormat } from '../core/api/catalog/routes.ts';
 import { readJsonBody } from './body.ts';
 import { queryHttpError } from './errors.ts';
 import { CORS_HEADERS } from './headers.ts';
+import { prefersArrow, respondArrowPage, respondDownload } from './query-formats.ts';
 import { matchesEtag } from './responses.ts';
 
 
@@ -21,7 +22,7 @@ type QueryRouteId = keyof typeof QUERY_ROUTES;
 type Handler = (event: H3Event, params: Record<string, unknown>) => Promise<Response>;
 
 /**
- * Registers the four query routes (contract 4.3) from their declarations in the route table, as thin adapters
+ * Registers the query routes (contract 4.3, and the download route) from their declarations in the route table, as thin adapters
  * over the query service: read the request, call the service, write its answer. A GET route answers HEAD too.
  * Errors are QueryFailures that the app's error renderer turns into `{code, message}`; another method on a
  * known route answers 405 with Allow, and any other path under /api/queries 404.
@@ -29,8 +30,13 @@ type Handler = (event: H3Event, params: Record<string, unknown>) => Promise<Resp
 export function registerQueryRoutes(app: H3, service: QueryService, options: QueryRouteOptions): void {
   const token = (event: H3Event) => event.req.headers.get(QUERY_TOKEN_HEADER);
   const handlers: Record<QueryRouteId, Handler> = {
-    createQuery: async (event) => json(await service.run(await readQueryBody(event))),
-    getQueryPage: async (event, { query_id }) => json(await service.page(String(query_id), token(event), await readQueryBody(event))),
+    // An Accept that prefers Arrow gets the page as an Arrow IPC stream (server/query-formats.ts); JSON otherwise.
+    createQuery: async (event) => (prefersArrow(event.req.headers.get('accept'))
+      ? respondArrowPage(await service.runArrow(await readQueryBody(event)))
+      : json(await service.run(await readQueryBody(event)))),
+    getQueryPage: async (event, { query_id }) => (prefersArrow(event.req.headers.get('accept'))
+      ? respondArrowPage(await service.pageArrow(String(query_id), token(event), await readQueryBody(event)))
+      : json(await service.page(String(query_id), token(event), await readQueryBody(event)))),
     getQueryBounds: async (event, { query_id }) => json(await service.bounds(String(query_id), token(event)), event.req.method === 'HEAD'),
     getQueryTile: async (event, { query_id, z, x, y }) => {
       // Map clients that cannot set headers send the token as a query parameter, as the route table declares.
@@ -39,13 +45,20 @@ export function registerQueryRoutes(app: H3, service: QueryService, options: Que
       const tile = await service.tile(String(query_id), token(event) ?? query.value.token, { z: Number(z), x: Number(x), y: Number(y) });
       return respondTile(event.req, tile, options.tileMaxAge);
     },
+    getQueryDownload: async (event, { query_id, format }) => {
+      // A link downloads the file, so the token may come as a query parameter, as for tiles.
+      const query = QUERY_ROUTES.getQueryDownload.parseQuery(event.url.searchParams);
+      if (!query.ok) throw queryFailure('invalid_request', query.detail);
+      const file = await service.download(String(query_id), token(event) ?? query.value.token, format as DownloadFormat);
+      return respondDownload(event.req, String(query_id), format as DownloadFormat, file);
+    },
   };
   for (const [id, route] of Object.entries(QUERY_ROUTES) as [QueryRouteId, (typeof QUERY_ROUTES)[QueryRouteId]][]) {
     const methods = route.method === 'GET' ? (['GET', 'HEAD'] as const) : [route.method];
     for (const method of methods) {
       app.on(method, route.h3Path, (event) => {
         const path = route.parsePath(event.context.params ?? {});
-        if (!path.ok) throw path.name === 'query_id' ? queryFailure('invalid_query_id') : queryFailure('invalid_tile', MAX_TILE_ZOOM);
+        if (!path.ok) throw path.name === 'query_id' ? queryFailure('invalid_query_id') : path.name === 'format' ? queryFailure('unknown_download_format') : queryFailure('invalid_tile', MAX_TILE_ZOOM);
         return handlers[id](event, path.value);
       });
     }

@@ -35,6 +35,7 @@ describe('the OpenAPI document', () => {
       '/api/openapi',
       '/api/queries',
       '/api/queries/{query_id}/bounds',
+      '/api/queries/{query_id}/download.{format}',
       '/api/queries/{query_id}/pages',
       '/api/queries/{query_id}/tiles/{z}/{x}/{y}.mvt',
     ]);

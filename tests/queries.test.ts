@@ -74,6 +74,16 @@ describe('POST /api/queries', () => {
     await expectError(await create({ sql: 'SELECT name FROM countries', geometry_column: 'nowhere' }), 422, 'geometry_column_not_found');
   });
 
+  it.each(['OGC:CRS84', 'CRS84', 'EPSG:4979', 'EPSG:4326'])('takes the lon/lat result_crs %s and leaves coordinates as they are', async (crs) => {
+    // Found by the fuzzer: these names once reached proj4 as OGC:CRS84, which it does not know, and failed every query.
+    const sql = "SELECT geometry FROM countries WHERE name = 'France'";
+    const plain = QueryResultSchema.parse(await (await create({ sql })).json());
+    const response = await create({ sql, result_crs: crs });
+    expect(response.status, await response.clone().text()).toBe(200);
+    const result = QueryResultSchema.parse(await response.json());
+    expect(result.rows[0]!.geometry).toEqual(plain.rows[0]!.geometry);
+  });
+
   it('cuts a page at the response cap and says so', async () => {
     const small = queryServer({ queryMaxResponseBytes: 20_000 });
     const result = QueryResultSchema.parse(await (await post(small, '/api/queries', { sources: [countries()], sql: 'SELECT * FROM countries ORDER BY name', limit: 100 })).json());

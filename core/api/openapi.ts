@@ -113,8 +113,11 @@ function describeParameters(schemas: ParamSchemas | undefined, place: 'path' | '
 
 function describeResponse(response: RouteResponse, target: SchemaTarget): Json {
   if (!response.contentType) return { description: response.description };
-  const schema = response.schema ? schemaOf(response.schema, target) : { type: 'string', contentMediaType: response.contentType };
-  return { description: response.description, content: { [response.contentType]: { schema } } };
+  const content: Json = {};
+  for (const { contentType, schema } of [{ contentType: response.contentType, schema: response.schema }, ...(response.alternatives ?? [])]) {
+    content[contentType] = { schema: schema ? schemaOf(schema, target) : { type: 'string', contentMediaType: contentType } };
+  }
+  return { description: response.description, content };
 }
 
 /** A registered schema as a `$ref` to its component; any other inline. */

@@ -10,6 +10,8 @@ export interface RouteResponse {
   contentType?: string;
   /** Schema of the body. A schema registered with `.meta({ id })` becomes a `$ref` in the OpenAPI document. */
   schema?: z.ZodType;
+  /** Other media types of the same answer, picked by the request (its Accept header, or a format in its path). */
+  alternatives?: { contentType: string; schema?: z.ZodType }[];
 }
 
 /**

@@ -29,6 +29,7 @@ export function renderApiRoot(context: RenderContext): ApiRoot {
       query_page: `${base}/api/queries/{query_id}/pages`,
       query_bounds: `${base}/api/queries/{query_id}/bounds`,
       query_tile: `${base}/api/queries/{query_id}/tiles/{z}/{x}/{y}.mvt`,
+      query_download: `${base}/api/queries/{query_id}/download.{format}`,
     },
     hints: {
       collection_datasets:
@@ -38,6 +39,7 @@ export function renderApiRoot(context: RenderContext): ApiRoot {
       schema: `GET …/files/{file}/schema returns the data dictionary of the newest schema-capable version; version selects another; column_offset/column_limit (1–${MAX_COLUMN_LIMIT}, default ${DEFAULT_COLUMN_LIMIT}) page the columns.`,
       downloads: 'Download GeoParquet files from the url of a source (file metadata route, or dataset detail with include_urls=true) for bulk analysis.',
       queries: 'POST /api/queries {sources: [{alias, collection_id, dataset_id, file_id, file_source_id}], sql, limit} runs one bounded SELECT over GeoParquet sources (aliases are the table names) and returns a page with query_token. Send the token in X-Service-Query-Token to POST …/pages {offset, page_size}, GET …/bounds and GET …/tiles/{z}/{x}/{y}.mvt.',
+      query_formats: 'Send Accept: application/vnd.apache.arrow.stream to POST /api/queries or …/pages for the page as an Arrow IPC stream (geometries as GeoArrow WKB; the page fields as X-Geoshelf-* headers). GET …/download.parquet, .geojson or .csv (the query_download template) answers the whole result as GeoParquet 1.1, GeoJSON or CSV, up to GEOSHELF_QUERY_DOWNLOAD_MAX_ROWS rows; the token goes in X-Service-Query-Token or ?token=.',
       stac: 'GET /stac is a static STAC 1.1 catalog: a Catalog per collection, a Collection per dataset, an Item per file with its assets, data dictionary (table extension) and versions. GET /stac/api is a STAC API 1.0 (item search with bbox, intersects, datetime, ids, collections, q and sortby); its OpenAPI document is the stac_openapi link.',
       features: 'GET /features/collections lists OGC API - Features collections, one per file with a GeoParquet source, id {collection}.{dataset}.{file}; GET /features/collections/{id}/items answers GeoJSON in CRS84 with limit, bbox, datetime and equality filters on the queryables, paged by next links. GDAL/QGIS read it as OAPIF.',
       mcp: 'POST /mcp speaks the Model Context Protocol (Streamable HTTP, stateless, JSON responses): read-only tools to list collections and tags, search datasets, read a dataset or a file with its data dictionary, run a query and page it, and resources for datasets and dictionaries. /.well-known/mcp/server-card.json lists the tools with their schemas.',

@@ -220,6 +220,10 @@ function renderWalkthroughSection(index: CatalogIndex, example: WorkedExample | 
   no settings). Queries stop at their deadline (504); a busy service answers 503: retry after \`Retry-After\`.
 - Geometries come back as GeoJSON geometry objects; \`result_crs\` (e.g. EPSG:3857) reprojects them and
   \`geometry_column\` picks one of several.
+- \`Accept: application/vnd.apache.arrow.stream\` answers a page as an Arrow IPC stream instead (geometries as
+  GeoArrow WKB, the other fields as \`X-Geoshelf-*\` headers). \`GET ${base}/api/queries/{query_id}/download.{format}\`
+  (\`parquet\`, \`geojson\` or \`csv\`) with the token in \`X-Service-Query-Token\` or \`?token=\` downloads the whole
+  result as GeoParquet 1.1, GeoJSON or CSV, up to GEOSHELF_QUERY_DOWNLOAD_MAX_ROWS rows (100,000 by default).
 - Pages re-run the query: add ORDER BY for stable pages. \`next_offset\` of a page is the \`offset\` of the next.
 - Errors are \`{"code", "message"}\` with a stable code; "Query error codes" below lists them all.`;
   if (!example) {

@@ -24,6 +24,16 @@ const JSON_TYPE = 'application/json';
 export const QUERY_TOKEN_HEADER = 'X-Service-Query-Token';
 /** Content type of vector tiles. */
 export const TILE_CONTENT_TYPE = 'application/vnd.mapbox-vector-tile';
+/** Content type of a query page as an Arrow IPC stream, asked for with the Accept header. */
+export const ARROW_STREAM_CONTENT_TYPE = 'application/vnd.apache.arrow.stream';
+/** Formats of whole-result downloads (`download.{format}`), with the Content-Type of each. */
+export const DOWNLOAD_CONTENT_TYPES = {
+  parquet: 'application/vnd.apache.parquet',
+  geojson: 'application/geo+json',
+  csv: 'text/csv; charset=utf-8; header=present',
+} as const;
+/** A download format. */
+export type DownloadFormat = keyof typeof DOWNLOAD_CONTENT_TYPES;
 
 const json = (schema: z.ZodType, description: string): RouteResponse => ({ description, contentType: JSON_TYPE, schema });
 const problem = (description: string): RouteResponse => ({ description, contentType: PROBLEM_CONTENT_TYPE, schema: ProblemSchema });
@@ -140,6 +150,11 @@ const queryFailures = {
   504: queryError('The query timed out.'),
 };
 const tokenHeader = { [QUERY_TOKEN_HEADER]: QueryTokenSchema.describe('The query_token of the QueryResult.') };
+/** A page as JSON, or as an Arrow IPC stream when Accept prefers it; README "Arrow pages" lists the headers. */
+const page = (description: string): RouteResponse => ({
+  ...json(QueryResultSchema, `${description} With Accept: ${ARROW_STREAM_CONTENT_TYPE} (preferred over application/json), an Arrow IPC stream of the rows instead, geometries as GeoArrow WKB; the other QueryResult fields come as X-Geoshelf-* headers (the token as ${QUERY_TOKEN_HEADER}) and in the schema metadata key geoshelf:page.`),
+  alternatives: [{ contentType: ARROW_STREAM_CONTENT_TYPE }],
+});
 
 /**
  * The query routes (contract 4.3), keyed by operationId. Declarations only: `server/queries.ts` attaches a
@@ -157,13 +172,13 @@ export const QUERY_ROUTES = {
     id: 'createQuery', method: 'POST', path: '/api/queries', tag: QUERIES, summary: 'Run a query',
     description: 'Runs bounded SQL over catalog sources and returns the first page with a token for later pages.',
     body: QueryRequestSchema,
-    responses: { 200: json(QueryResultSchema, 'The first page.'), ...queryFailures },
+    responses: { 200: page('The first page.'), ...queryFailures },
   }),
   getQueryPage: defineRoute({
     id: 'getQueryPage', method: 'POST', path: '/api/queries/{query_id}/pages', tag: QUERIES, summary: 'Fetch a page',
     description: 'Re-executes one page of a query.',
     pathParams: { query_id: QueryIdParam }, headers: tokenHeader, body: QueryPageRequestSchema,
-    responses: { 200: json(QueryResultSchema, 'The page.'), ...queryFailures },
+    responses: { 200: page('The page.'), ...queryFailures },
   }),
   getQueryBounds: defineRoute({
     id: 'getQueryBounds', method: 'GET', path: '/api/queries/{query_id}/bounds', tag: QUERIES, summary: 'Bounds of a result',
@@ -188,6 +203,27 @@ export const QUERY_ROUTES = {
       ...queryFailures,
       400: queryError('Invalid tile address, query_id or token.'),
       422: queryError('The result has no geometry.'),
+    },
+  }),
+  getQueryDownload: defineRoute({
+    id: 'getQueryDownload', method: 'GET', path: '/api/queries/{query_id}/download.{format}', tag: QUERIES, summary: 'Download a whole result',
+    description: `The whole result of the query as one file, at most GEOSHELF_QUERY_DOWNLOAD_MAX_ROWS rows: GeoParquet 1.1, GeoJSON (RFC 7946, always longitude/latitude) or CSV (RFC 4180, geometries as WKT), sent as an attachment. The token goes in ${QUERY_TOKEN_HEADER}, or in the token query parameter so that a link downloads it; other query parameters are ignored.`,
+    pathParams: {
+      query_id: QueryIdParam,
+      format: z.enum(Object.keys(DOWNLOAD_CONTENT_TYPES) as [DownloadFormat, ...DownloadFormat[]]).describe('parquet (GeoParquet 1.1), geojson or csv.'),
+    },
+    headers: { [QUERY_TOKEN_HEADER]: QueryTokenSchema.optional().describe('The query_token; or use the token query parameter.') },
+    query: { token: QueryTokenSchema.describe('The query_token, when the header cannot be sent.') },
+    unknownQuery: 'ignore',
+    responses: {
+      200: {
+        description: 'The file, with Content-Disposition: attachment and X-Geoshelf-Row-Count.',
+        contentType: DOWNLOAD_CONTENT_TYPES.parquet,
+        alternatives: [{ contentType: DOWNLOAD_CONTENT_TYPES.geojson }, { contentType: DOWNLOAD_CONTENT_TYPES.csv.split(';')[0]! }],
+      },
+      ...queryFailures,
+      404: queryError('No such format: download.parquet, download.geojson and download.csv exist.'),
+      422: queryError('The result has more rows than a download may hold, or cannot be written in this format.'),
     },
   }),
 };
