@@ -141,38 +141,38 @@ export async function runBounds(connection: DuckDBConnection, task: Extract<Quer
 }
 
 /**
- * A row whose bbox must be decoded part by part: one that does not span 0–180° eastward (a geometry cut at the
- * antimeridian carries -180…180, and a writer may give one that crosses it xmin > xmax), or whose bbox is not
- * finite (its geometry's finite parts still count).
+ * A row whose bbox is one interval of longitude: it spans 0–180° eastward, within ±180° and ±90°. Any other
+ * row is decoded part by part: a geometry cut at the antimeridian carries -180…180, a writer may give one that
+ * crosses it xmin > xmax, and a bbox may not be finite or not be longitude/latitude.
  */
-const WIDE_BBOX = 'NOT ((bbox.xmax - bbox.xmin) BETWEEN 0 AND 180 AND isfinite(bbox.ymin) AND isfinite(bbox.ymax))';
+const NARROW_BBOX = 'abs(bbox.xmax - bbox.xmin - 90) <= 90 AND bbox.xmin >= -180 AND bbox.xmax <= 180 AND bbox.ymin >= -90 AND bbox.ymax <= 90';
+/** The group of the rows that are not narrow. */
+const WIDE_GROUP = 999;
 
 /**
- * Bounds from the bbox covering, in one aggregate that costs what a plain min/max does. The box of the narrow
- * rows (`core/geo/lon-extent.ts`) crosses ±180° only through a gap wider than 180°, and such a gap that does
- * not hold ±180° holds 0°: so the aggregate keeps the plain min and max, whether a row covers 0°, and the
- * nearest edges on either side of 0°; these, given to the extent as two intervals, leave it the same gaps
- * wider than 180° as every row would. Wide rows are decoded part by part, so that Fiji's halves on either
- * side of ±180° do not make the world; a result without them reads no geometry.
+ * Bounds from the bbox covering. Narrow rows are one interval each, gathered by an aggregate per 1° of their
+ * west edge (at most 361 groups). That gives the box decoding would: only a gap wider than 180° makes a box
+ * cross (`lon-extent.ts`), and none fits inside a row narrower than that, or inside the first degree of a
+ * group. The other rows fall in one group of their own and are then decoded part by part, so that Fiji's
+ * halves on either side of ±180° do not make the world; a result without them reads no geometry. The group is
+ * a SMALLINT: measured on 1M points, grouping by it costs about 1.25 times a plain min/max, where grouping by
+ * the pair (wide, floor of the west edge) cost 1.35–1.4 times.
  */
 async function readCoveringBounds(connection: DuckDBConnection, sql: string, shape: ResultShape, isInterrupted: () => boolean): Promise<[number, number, number, number] | null> {
-  const narrow = (test = 'true') => `FILTER (WHERE NOT ${WIDE_BBOX} AND ${test})`;
-  const [row] = (await connection.runAndReadAll(
-    `SELECT bool_or(${WIDE_BBOX}), min(bbox.xmin) ${narrow()}, min(bbox.ymin) ${narrow()}, max(bbox.xmax) ${narrow()}, max(bbox.ymax) ${narrow()},
-      bool_or(bbox.xmin <= 0 AND bbox.xmax >= 0) ${narrow()}, max(bbox.xmax) ${narrow('bbox.xmax < 0')}, min(bbox.xmin) ${narrow('bbox.xmin > 0')}
-    FROM ${subquery(sql)}`,
+  const groups = (await connection.runAndReadAll(
+    `SELECT CAST(CASE WHEN ${NARROW_BBOX} THEN floor(bbox.xmin) ELSE ${WIDE_GROUP} END AS SMALLINT) AS __group,
+      min(bbox.xmin), min(bbox.ymin), max(bbox.xmax), max(bbox.ymax) FROM ${subquery(sql)} GROUP BY __group`,
   )).getRows();
-  const [wide, west, south, east, north, coversZero, westOfZero, eastOfZero] = row ?? [];
   const extent = createExtent();
-  if (typeof west === 'number' && typeof south === 'number' && typeof east === 'number' && typeof north === 'number') {
-    if (coversZero === false && typeof westOfZero === 'number' && typeof eastOfZero === 'number') {
-      growExtent(extent, west, south, westOfZero, north);
-      growExtent(extent, eastOfZero, south, east, north);
-    } else growExtent(extent, west, south, east, north);
+  let wide = false;
+  for (const [group, ...box] of groups) {
+    // A row without a bbox (a null geometry) falls in the wide group too, with null extremes: nothing to decode.
+    if (group === WIDE_GROUP) wide ||= box.some((value) => value !== null);
+    else if (group !== null && box.every((value) => typeof value === 'number' && Number.isFinite(value))) growExtent(extent, ...(box as [number, number, number, number]));
   }
-  if (wide !== true) return finishLonLatExtent(extent);
+  if (!wide) return finishLonLatExtent(extent);
   if (isInterrupted()) throw queryFailure('query_timeout');
-  return (await scanWkbColumn(connection, `(SELECT * FROM ${subquery(sql)} WHERE ${WIDE_BBOX}) AS __geoshelf_wide`, wkbExpression(shape), { extent })).lonLatExtent;
+  return (await scanWkbColumn(connection, `(SELECT * FROM ${subquery(sql)} WHERE (${NARROW_BBOX}) IS NOT TRUE AND bbox IS NOT NULL) AS __geoshelf_wide`, wkbExpression(shape), { extent })).lonLatExtent;
 }
 
 /**
