@@ -2,12 +2,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../runtime/config.ts';
+import { benchArrow } from './arrow-bench.ts';
 import { benchBuilds } from './build-bench.ts';
+import { benchLoadWhileBuilding } from './build-load-bench.ts';
 import { benchCompression } from './compression-bench.ts';
 import { benchEnrichment } from './enrich-bench.ts';
 import { benchListings } from './listing-bench.ts';
 import { benchQueries } from './query-bench.ts';
 import { benchFeatures } from './features-bench.ts';
+import { benchFleet } from './fleet-bench.ts';
 import { benchMcp } from './mcp-bench.ts';
 import { benchQueryLoad } from './query-load-bench.ts';
 import { benchPreview } from './preview-bench.ts';
@@ -35,6 +38,7 @@ const SECTIONS: Record<string, (bench: BenchContext) => Promise<void>> = {
   enrichment: benchEnrichment,
   queries: benchQueries,
   load: benchQueryLoad,
+  'build-load': benchLoadWhileBuilding,
   site: benchSite,
   preview: benchPreview,
   search: benchSearch,
@@ -42,6 +46,8 @@ const SECTIONS: Record<string, (bench: BenchContext) => Promise<void>> = {
   'stac-search': benchStacSearch,
   features: benchFeatures,
   mcp: benchMcp,
+  arrow: benchArrow,
+  fleet: benchFleet,
 };
 
 async function main(): Promise<void> {

@@ -84,11 +84,21 @@ export const SETTINGS = {
   queryThreads: { env: 'GEOSHELF_QUERY_THREADS', default: '2', help: 'DuckDB threads of a query.' },
   queryTokenTtl: { env: 'GEOSHELF_QUERY_TOKEN_TTL', default: '3600', help: 'Seconds a query token stays valid for pages, bounds and tiles.' },
   queryMaxResponseBytes: { env: 'GEOSHELF_QUERY_MAX_RESPONSE_BYTES', default: '8388608', help: 'Cap on the rows of one query response, in bytes of JSON; past it the page is cut and response_truncated is true.' },
+  queryDownloadMaxRows: {
+    env: 'GEOSHELF_QUERY_DOWNLOAD_MAX_ROWS',
+    default: '100000',
+    help: 'Most rows a whole-result download (GeoParquet, GeoJSON, CSV) may hold; a larger result answers 422 download_too_many_rows rather than a cut file.',
+  },
   tileMaxFeatures: { env: 'GEOSHELF_TILE_MAX_FEATURES', default: '20000', help: 'Cap on features in one vector tile; past it the tile holds the first ones and carries the header X-Geoshelf-Tile-Truncated.' },
   tileCacheMb: {
     env: 'GEOSHELF_TILE_CACHE_MB',
     default: '64',
     help: 'Memory budget in MiB for vector tiles the query service keeps (least recently used first out); a tile of one query and build is made once. 0 keeps none.',
+  },
+  shutdownGraceMs: {
+    env: 'GEOSHELF_SHUTDOWN_GRACE_MS',
+    default: '10000',
+    help: 'On SIGTERM or SIGINT the server refuses new connections at once and gives the requests it accepted this long, in milliseconds, to finish; then it exits 0, or 1 saying how many it cut.',
   },
   mcpRate: {
     env: 'GEOSHELF_MCP_RATE',
@@ -135,8 +145,10 @@ const CONFIG_SCHEMA = z.object({
   queryThreads: z.coerce.number().int().min(1).max(64),
   queryTokenTtl: z.coerce.number().int().min(60),
   queryMaxResponseBytes: z.coerce.number().int().min(1024),
+  queryDownloadMaxRows: z.coerce.number().int().min(1),
   tileMaxFeatures: z.coerce.number().int().min(1),
   tileCacheMb: z.coerce.number().int().min(0),
+  shutdownGraceMs: z.coerce.number().int().min(0),
   mcpRate: z.coerce.number().min(0),
   siteQueryOrigin: optionalUrl,
   siteBrowserSqlMb: z.coerce.number().min(0),
@@ -171,4 +183,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     distDir: resolve(config.distDir),
     cacheDir: resolve(config.cacheDir),
   };
+}
+
+/**
+ * The environment variables that make `loadConfig()` in a child process give back `config`.
+ * @example spawn(process.execPath, ['server/main.ts'], { env: { ...process.env, ...settingsEnvironment(config) } })
+ */
+export function settingsEnvironment(config: Config): Record<string, string> {
+  return Object.fromEntries(Object.entries(SETTINGS).map(([name, setting]) => [setting.env, String(config[name as keyof Config])]));
 }

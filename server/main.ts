@@ -1,11 +1,12 @@
+import type { Server } from 'srvx';
 import { loadConfig, type Config } from '../runtime/config.ts';
 import { readManifestSync } from '../runtime/manifest.ts';
 import { buildCatalog } from '../generator/build.ts';
 import { printBuildError } from '../generator/cli.ts';
 import { createTerminalProgress } from '../generator/enrich/progress.ts';
 import { BuildError } from '../generator/errors.ts';
-import { createServer } from './app.ts';
-import { listen } from './listen.ts';
+import { createServer, type GeoshelfServer } from './app.ts';
+import { countOpenRequests, drain, listen } from './listen.ts';
 
 /**
  * `npm start`: brings `dist/` up to date with the records (an incremental build, quick when nothing changed),
@@ -23,17 +24,47 @@ async function main(): Promise<void> {
   const geoshelf = createServer({ config, serveData: true, reloadIntervalMs: 2000 });
   const server = await listen(geoshelf, { port: config.port, hostname: config.host });
   console.log(`geoshelf is serving ${config.baseUrl}/ (the web app; the API at ${config.baseUrl}/api, STAC at ${config.baseUrl}/stac, OGC API - Features at ${config.baseUrl}/features, data under ${config.storageBaseUrl}) on ${config.host}:${config.port}`);
-  const stop = async () => {
-    await server.close();
-    await geoshelf.close();
-    process.exit(0);
+  stopOnSignal((reason) => drainAndExit(reason, server, geoshelf, config.shutdownGraceMs));
+}
+
+/**
+ * Stops once, on the first SIGTERM or SIGINT, or when the process that started this one with an IPC channel
+ * (`npm run fleet`) goes away. Later signals are ignored: Ctrl-C under npm delivers SIGINT twice (from the
+ * terminal and from npm), which must not cut the drain short; the grace period bounds it.
+ */
+function stopOnSignal(stop: (reason: string) => Promise<void>): void {
+  let stopping = false;
+  const once = (reason: string) => {
+    if (stopping) return;
+    stopping = true;
+    void stop(reason);
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  process.on('SIGINT', () => once('SIGINT'));
+  process.on('SIGTERM', () => once('SIGTERM'));
+  if (process.connected) process.on('disconnect', () => once('the parent process left'));
+}
+
+/**
+ * Refuses new connections, finishes the accepted requests within the grace period, then stops the query
+ * workers and exits: 0 when every accepted request was answered, 1 when some were cut.
+ */
+async function drainAndExit(reason: string, server: Server, geoshelf: GeoshelfServer, graceMs: number): Promise<void> {
+  const open = countOpenRequests(server);
+  // drain() closes the listening socket before it first waits, so the line below is true when it is read.
+  const draining = drain(server, graceMs);
+  console.log(`${reason}: draining: new connections refused; finishing ${open} request(s) in flight within ${graceMs} ms`);
+  const cut = await draining;
+  await geoshelf.close();
+  if (cut > 0) {
+    console.error(`✖ stopped after the ${graceMs} ms grace period with ${cut} request(s) unfinished; they were cut`);
+    process.exit(1);
+  }
+  console.log('drained: every accepted request was answered; exiting');
+  process.exit(0);
 }
 
 /** Builds incrementally; on record problems, prints them all and goes on with the previous tree, if any. */
-async function buildBeforeServing(config: Config): Promise<void> {
+export async function buildBeforeServing(config: Config): Promise<void> {
   try {
     const quiet = config.ci || !process.stdout.isTTY;
     const result = await buildCatalog({ config, ...(quiet ? {} : { log: (line: string) => console.log(`  ${line}`), progress: createTerminalProgress(process.stdout) }) });
@@ -45,4 +76,4 @@ async function buildBeforeServing(config: Config): Promise<void> {
   }
 }
 
-await main();
+if (import.meta.main) await main();

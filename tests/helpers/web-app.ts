@@ -16,7 +16,7 @@ export interface RunningSite {
 }
 
 /** A port nobody listens on right now, so a build can write its address before the server starts. */
-async function findFreePort(): Promise<number> {
+export async function findFreePort(): Promise<number> {
   const probe = createNetServer();
   await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
   const { port } = probe.address() as AddressInfo;

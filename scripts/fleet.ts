@@ -1,0 +1,285 @@
+/**
+ * `npm run fleet`: geoshelf as it runs scaled out. N replicas of `npm run serve` on consecutive ports behind
+ * Debian's nginx in round robin, sharing one GEOSHELF_QUERY_KEYS, so a query made on one replica pages on
+ * any other. nginx runs from docs/nginx.conf, the configuration users copy, rendered into a scratch folder.
+ * SIGHUP restarts the replicas one at a time; SIGINT or SIGTERM stops nginx, then the replicas, gracefully.
+ *
+ * @example npm run fleet                              # 2 replicas, nginx on http://localhost:8080
+ * @example npm run fleet -- --replicas 3 --port 9000 --no-build
+ * @example kill -HUP <pid of the fleet>               # rolling restart
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { CATALOG_ROUTES } from '../core/api/catalog/routes.ts';
+import { loadConfig, SETTINGS } from '../runtime/config.ts';
+import { readManifestSync } from '../runtime/manifest.ts';
+import { buildBeforeServing } from '../server/main.ts';
+
+/** The nginx configuration users copy; the fleet renders it rather than holding a second one. */
+export const NGINX_TEMPLATE = new URL('../docs/nginx.conf', import.meta.url);
+const MAIN_SCRIPT = new URL('../server/main.ts', import.meta.url).pathname;
+const START_TIMEOUT_MS = 60_000;
+const HEALTH_PATH = CATALOG_ROUTES.health.path;
+
+/** What the command line asks for. */
+export interface FleetOptions {
+  replicas: number;
+  port: number;
+  build: boolean;
+}
+
+/** Values of docs/nginx.conf's placeholders. */
+export interface NginxValues {
+  listen: string;
+  /** host:port of each replica; the template's `{{replica}}` line is repeated for each. */
+  replicas: string[];
+  cacheDir: string;
+}
+
+/** One running replica: its slot (1-based), port and process. */
+interface Replica {
+  index: number;
+  port: number;
+  child: ChildProcess;
+  /** Set once it answers; only a replica that was up is started again when it dies, so one that cannot start does not loop. */
+  up: boolean;
+  /** Set when the fleet stops it on purpose, so its exit does not start it again. */
+  stopping: boolean;
+}
+
+/**
+ * Fills docs/nginx.conf: the line holding `{{replica}}` once per replica, then `{{listen}}` and `{{cache_dir}}`.
+ * @example renderNginxConf(template, { listen: '127.0.0.1:8080', replicas: ['127.0.0.1:8081'], cacheDir: '/tmp/tiles' })
+ */
+export function renderNginxConf(template: string, values: NginxValues): string {
+  const fill = (line: string) => line.replaceAll('{{listen}}', values.listen).replaceAll('{{cache_dir}}', values.cacheDir);
+  const lines = template.split('\n').flatMap((line) => {
+    // Comments name the placeholders for readers; only directives are filled.
+    if (line.trimStart().startsWith('#')) return [line];
+    return line.includes('{{replica}}') ? values.replicas.map((address) => fill(line.replaceAll('{{replica}}', address))) : [fill(line)];
+  });
+  const left = lines.find((line) => !line.trimStart().startsWith('#') && /\{\{\w+\}\}/.test(line));
+  if (left) throw new Error(`docs/nginx.conf has a placeholder the fleet does not fill: ${left.trim()}`);
+  return lines.join('\n');
+}
+
+/** The main nginx file around the rendered site: everything nginx writes goes under `prefix`, so it runs unprivileged. */
+function renderMainConf(prefix: string, siteConf: string): string {
+  // As root, nginx would run its workers as `nobody`, who cannot write the scratch folder's temp files and cache.
+  const user = process.getuid?.() === 0 ? `user ${userInfo().username};\n` : '';
+  const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => `  ${kind}_temp_path ${prefix}/temp/${kind};`).join('\n');
+  return `# Written by npm run fleet (scripts/fleet.ts) around docs/nginx.conf.\n${user}worker_processes auto;\npid ${prefix}/nginx.pid;\nerror_log ${prefix}/error.log warn;\nevents { worker_connections 1024; }\nhttp {\n  access_log off;\n${temp}\n  include ${siteConf};\n}\n`;
+}
+
+/** Reads --replicas, --port and --no-build. */
+export function parseFleetArgs(argv: string[]): FleetOptions {
+  const { values } = parseArgs({ args: argv, options: { replicas: { type: 'string', default: '2' }, port: { type: 'string', default: '8080' }, 'no-build': { type: 'boolean', default: false } } });
+  const replicas = Number(values.replicas);
+  const port = Number(values.port);
+  if (!Number.isInteger(replicas) || replicas < 1 || replicas > 64) throw new Error('--replicas must be a whole number from 1 to 64');
+  if (!Number.isInteger(port) || port < 1 || port + replicas > 65535) throw new Error('--port must be a port number with room for the replicas after it');
+  return { replicas, port, build: !values['no-build'] };
+}
+
+/** Polls `url` until it answers 200 (with `accept` approving the response), the process exits, or the time runs out. */
+async function waitForAnswer(url: string, what: string, options: { child?: ChildProcess; accept?: (response: Response) => boolean; timeoutMs?: number } = {}): Promise<void> {
+  const until = Date.now() + (options.timeoutMs ?? START_TIMEOUT_MS);
+  while (Date.now() < until) {
+    const { exitCode, signalCode } = options.child ?? {};
+    if (exitCode != null || signalCode != null) throw new Error(`${what} exited (${signalCode ?? `code ${exitCode}`}) before answering`);
+    const response = await fetch(url, { signal: AbortSignal.timeout(1000) }).catch(() => undefined);
+    await response?.body?.cancel();
+    if (response?.status === 200 && (options.accept?.(response) ?? true)) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`${what} did not answer ${url} within ${options.timeoutMs ?? START_TIMEOUT_MS} ms`);
+}
+
+/** Prints a child's output lines prefixed with its name, so the fleet's terminal reads as one log. */
+function prefixOutput(child: ChildProcess, name: string): void {
+  for (const [stream, write] of [[child.stdout, console.log], [child.stderr, console.error]] as const) {
+    if (stream) createInterface({ input: stream }).on('line', (line) => write(`[${name}] ${line}`));
+  }
+}
+
+/** Resolves with a process's exit code (or 1 when a signal ended it). */
+function exited(child: ChildProcess): Promise<number> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode ?? 1);
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code ?? 1)));
+}
+
+/** Settings every replica shares, and where the proxy listens and is probed. */
+interface FleetPlan {
+  options: FleetOptions;
+  env: NodeJS.ProcessEnv;
+  baseUrl: string;
+  /** What nginx's `listen` gets: host:port. */
+  listen: string;
+  /** A local origin that reaches nginx, for health probes. */
+  probeOrigin: string;
+}
+
+/**
+ * nginx and the replicas, started, restarted and stopped together. Each replica slot holds the promise of its
+ * current process, so a restart that comes while a crashed replica is being started again waits for it.
+ */
+class Fleet {
+  readonly #plan: FleetPlan;
+  /** nginx's scratch folder (configuration, pid, log, temp files, tile cache), made once the replicas are up. */
+  #prefix = '';
+  readonly #slots: Promise<Replica>[] = [];
+  #nginx: ChildProcess | undefined;
+  #stopping = false;
+  #restarting = false;
+
+  constructor(plan: FleetPlan) {
+    this.#plan = plan;
+  }
+
+  /** Starts the replicas (in parallel), then nginx in front of them once they answer. */
+  async start(): Promise<void> {
+    const { options } = this.#plan;
+    await Promise.all(Array.from({ length: options.replicas }, (_, slot) => this.#launch(slot + 1)));
+    this.#prefix = await mkdtemp(join(tmpdir(), 'geoshelf-fleet-'));
+    const siteConf = join(this.#prefix, 'geoshelf.conf');
+    const replicas = Array.from({ length: options.replicas }, (_, slot) => `127.0.0.1:${options.port + slot + 1}`);
+    await writeFile(siteConf, renderNginxConf(await readFile(NGINX_TEMPLATE, 'utf8'), { listen: this.#plan.listen, replicas, cacheDir: join(this.#prefix, 'tiles') }));
+    await mkdir(join(this.#prefix, 'temp'));
+    await writeFile(join(this.#prefix, 'nginx.conf'), renderMainConf(this.#prefix, siteConf));
+    const errorLog = join(this.#prefix, 'error.log');
+    const nginx = spawn('nginx', ['-p', this.#prefix, '-c', join(this.#prefix, 'nginx.conf'), '-e', errorLog, '-g', 'daemon off;'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    this.#nginx = nginx;
+    prefixOutput(nginx, 'nginx');
+    nginx.once('exit', (code) => {
+      if (this.#stopping) return;
+      const log = readFileSync(errorLog, { encoding: 'utf8', flag: 'a+' }).split('\n').filter(Boolean).slice(-20);
+      console.error([`✖ nginx exited (code ${code}); the end of its log:`, ...log.map((line) => `[nginx] ${line}`)].join('\n'));
+      void this.stop('nginx exited', true);
+    });
+    await waitForAnswer(`${this.#plan.probeOrigin}${HEALTH_PATH}`, 'nginx', { child: nginx });
+    console.log(`fleet ready: ${this.#plan.baseUrl}/ (nginx pid ${nginx.pid}, round robin over ${options.replicas} replica(s) on ports ${options.port + 1}–${options.port + options.replicas}; configuration and logs in ${this.#prefix})`);
+  }
+
+  /** Restarts each replica in turn; the next one stops only once nginx sends requests to the restarted one again. */
+  async rollingRestart(): Promise<void> {
+    if (this.#restarting || this.#stopping) return console.warn('⚠ a rolling restart or a stop is already under way');
+    this.#restarting = true;
+    console.log('SIGHUP: rolling restart');
+    if (this.#slots.length === 1) console.warn('⚠ with one replica, requests arriving while it restarts are refused (502); run two or more');
+    try {
+      for (let index = 1; index <= this.#slots.length && !this.#stopping; index++) {
+        const replica = await this.#slots[index - 1]!.catch(() => undefined);
+        if (replica) {
+          replica.stopping = true;
+          replica.child.kill('SIGTERM');
+          const code = await exited(replica.child);
+          if (code !== 0) console.error(`✖ replica ${index} exited with code ${code} while draining`);
+        }
+        const fresh = await this.#launch(index);
+        // nginx left the replica out while it was down (fail_timeout); stopping the next one before it is back in
+        // would leave nginx with no replica at all.
+        const address = `127.0.0.1:${fresh.port}`;
+        await waitForAnswer(`${this.#plan.probeOrigin}${HEALTH_PATH}`, `nginx routing to replica ${index}`, { accept: (response) => response.headers.get('x-upstream')?.split(', ').at(-1) === address });
+      }
+      console.log('rolling restart done: every replica restarted');
+    } catch (error) {
+      console.error(`✖ rolling restart failed: ${(error as Error).message}`);
+    } finally {
+      this.#restarting = false;
+    }
+  }
+
+  /** Stops nginx gracefully (it finishes the requests it holds), then the replicas (they drain), then exits: 1 after a failure. */
+  async stop(reason: string, failed = false): Promise<void> {
+    if (this.#stopping) return;
+    this.#stopping = true;
+    console.log(`${reason}: stopping nginx, which finishes the requests it holds, then the replicas`);
+    if (this.#nginx) {
+      this.#nginx.kill('SIGQUIT');
+      await exited(this.#nginx);
+    }
+    const replicas = (await Promise.allSettled(this.#slots)).flatMap((slot) => (slot.status === 'fulfilled' ? [slot.value] : []));
+    const codes = await Promise.all(replicas.map((replica) => (replica.child.kill('SIGTERM'), exited(replica.child))));
+    if (this.#prefix) await rm(this.#prefix, { recursive: true, force: true });
+    process.exit(!failed && codes.every((code) => code === 0) ? 0 : 1);
+  }
+
+  /** Last resort when this script dies: nginx must not keep the port (replicas stop when their IPC channel closes). */
+  killNginx(): void {
+    if (this.#nginx?.exitCode === null) this.#nginx.kill('SIGTERM');
+  }
+
+  /** Starts the replica of a slot and resolves once it answers its health route. */
+  #launch(index: number, delayMs = 0): Promise<Replica> {
+    const started = new Promise((resolve) => setTimeout(resolve, delayMs)).then(() => this.#startReplica(index));
+    this.#slots[index - 1] = started;
+    return started;
+  }
+
+  async #startReplica(index: number): Promise<Replica> {
+    if (this.#stopping) throw new Error('the fleet is stopping');
+    const port = this.#plan.options.port + index;
+    const child = spawn(process.execPath, [MAIN_SCRIPT, '--no-build'], { env: { ...this.#plan.env, [SETTINGS.port.env]: String(port) }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], detached: true });
+    const replica: Replica = { index, port, child, up: false, stopping: false };
+    prefixOutput(child, `replica ${index}`);
+    child.once('exit', (code, signal) => {
+      if (this.#stopping || replica.stopping || !replica.up) return;
+      console.error(`✖ replica ${index} (pid ${child.pid}) exited (${signal ?? `code ${code}`}); starting it again`);
+      this.#launch(index, 500).catch((error: Error) => console.error(`✖ replica ${index} did not start again: ${error.message}`));
+    });
+    await waitForAnswer(`http://127.0.0.1:${port}${HEALTH_PATH}`, `replica ${index}`, { child });
+    replica.up = true;
+    console.log(`replica ${index} (pid ${child.pid}) is up on 127.0.0.1:${port}`);
+    return replica;
+  }
+}
+
+/** Builds when asked, and works out the replicas' shared settings and the proxy's address. */
+async function planFleet(options: FleetOptions): Promise<FleetPlan> {
+  const config = loadConfig({ ...process.env, [SETTINGS.port.env]: String(options.port) });
+  if (options.build) await buildBeforeServing(config);
+  const built = readManifestSync(config.distDir);
+  if (!built) throw new Error(`${config.distDir} holds no build; run npm run fleet without --no-build, or npm run build`);
+  if (built.settings.base_url !== config.baseUrl) console.warn(`⚠ ${config.distDir} was built for ${built.settings.base_url}, so its links point there, not at ${config.baseUrl}; run npm run fleet without --no-build to rebuild them`);
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const env = {
+    ...process.env,
+    [SETTINGS.host.env]: '127.0.0.1',
+    [SETTINGS.baseUrl.env]: config.baseUrl,
+    // One key for the whole run, rolling restarts included, so every token works on every replica.
+    [SETTINGS.queryKeys.env]: config.queryKeys || `fleet:${randomBytes(32).toString('base64url')}`,
+  };
+  const probeHost = ['0.0.0.0', '::', 'localhost'].includes(config.host) ? '127.0.0.1' : host;
+  return { options, env, baseUrl: config.baseUrl, listen: `${host}:${options.port}`, probeOrigin: `http://${probeHost}:${options.port}` };
+}
+
+/** Whether a command is on the PATH (nginx, wrk). */
+export function hasCommand(command: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
+}
+
+async function main(): Promise<void> {
+  if (!hasCommand('nginx')) {
+    console.error('✖ nginx is not installed: install with `apt-get install -y nginx`');
+    process.exit(1);
+  }
+  const fleet = new Fleet(await planFleet(parseFleetArgs(process.argv.slice(2))));
+  process.on('exit', () => fleet.killNginx());
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void fleet.stop(signal));
+  process.on('SIGHUP', () => void fleet.rollingRestart());
+  await fleet.start();
+  console.log(`kill -HUP ${process.pid} restarts the replicas one at a time; Ctrl-C stops the fleet`);
+}
+
+if (import.meta.main) {
+  await main().catch((error: Error) => {
+    console.error(`✖ ${error.message}`);
+    process.exit(1);
+  });
+}
