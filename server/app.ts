@@ -60,7 +60,7 @@ export function createServer(options: AppOptions): GeoshelfServer {
     }
     if (mtime === snapshot.loadedAt) return false;
     try {
-      snapshot = loadSnapshot(config.distDir, storeOptions);
+      snapshot = loadSnapshot(config.distDir, storeOptions, snapshot);
       if (options.serveData) dataFiles = listDataFiles(config.dataDir);
       return true;
     } catch (error) {

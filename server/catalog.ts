@@ -80,15 +80,19 @@ function cost(target: string, key: string): number {
   return 2 * (target.length + key.length) + URL_MEMO_ENTRY_BYTES;
 }
 
-/** Loads `dist/`: the manifest, the model for computed answers, and warms the body cache. */
-export function loadSnapshot(distDir: string, options: { budgetBytes: number; cacheMaxAge: number }): CatalogSnapshot {
+/**
+ * Loads `dist/`: the manifest, the model for computed answers, and the body cache, warmed from disk at start or,
+ * on a reload, taken over from the `previous` snapshot for every body the new build did not change.
+ */
+export function loadSnapshot(distDir: string, options: { budgetBytes: number; cacheMaxAge: number }, previous?: CatalogSnapshot): CatalogSnapshot {
   const manifestPath = join(distDir, 'manifest.json');
   const loadedAt = statSync(manifestPath).mtimeMs;
   const manifest = readManifestSync(distDir);
   if (!manifest) throw new Error(`${distDir} holds no readable manifest.json; run npm run build`);
   const stored = JSON.parse(readFileSync(join(distDir, INTERNAL_DIR, MODEL_FILE), 'utf8')) as ModelFile;
   const store = new StaticStore(distDir, manifest, options);
-  store.warm();
+  if (previous?.store.distDir === distDir) store.adopt(previous.store);
+  else store.warm();
   return { store, context: createRenderContext(createCatalogIndex(stored.model, stored.settings)), loadedAt, memo: new UrlMemo() };
 }
 

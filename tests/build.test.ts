@@ -1,4 +1,4 @@
-import { cp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { cp, readdir, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
@@ -110,6 +110,23 @@ describe('a running server', () => {
     await expect(buildCatalog({ config })).rejects.toBeInstanceOf(BuildError);
     expect(server.reload()).toBe(false);
     expect(await description()).toContain('Rebuilt.');
+    await server.close();
+  });
+
+  it('takes over on a reload the bodies the new build did not change, without reading them again', async () => {
+    const config = await makeTestConfig();
+    await buildCatalog({ config });
+    const server = createServer({ config });
+    const home = () => server.fetch(new Request('http://x/'));
+    const before = await (await home()).text();
+    // The home page is now only in the server's memory; a new build that leaves it unchanged keeps it there.
+    for (const suffix of ['', '.br', '.gz']) await rm(join(config.distDir, `index.html${suffix}`), { force: true });
+    const later = new Date(Date.now() + 5000);
+    await utimes(join(config.distDir, 'manifest.json'), later, later);
+    expect(server.reload()).toBe(true);
+    const after = await home();
+    expect(after.status).toBe(200);
+    expect(await after.text()).toBe(before);
     await server.close();
   });
 });
