@@ -7,7 +7,7 @@ import { createColumn, createWkbColumn } from './arrow-columns.ts';
 import { queryFailure } from './errors.ts';
 import { shapePage, type PageContext } from './page.ts';
 import type { QueryTask } from './protocol.ts';
-import { bytesReadSoFar, shapeOf, subquery } from './run-task.ts';
+import { readPageRows } from './run-task.ts';
 import { createValueConverter, projectGeometry } from './values.ts';
 
 /**
@@ -170,16 +170,9 @@ function streamOverhead(columns: number): number {
  * pass the response cap, as a JSON page is. One extra row is read to know whether more follow.
  */
 export async function runArrowPage(connection: DuckDBConnection, task: Extract<QueryTask, { kind: 'page' }>, isInterrupted: () => boolean): Promise<ArrowPageValue> {
-  const before = bytesReadSoFar();
-  const reader = await connection.streamAndReadUntil(`SELECT * FROM ${subquery(task.sql)} LIMIT ${task.limit + 1} OFFSET ${task.offset}`, task.limit + 1);
-  if (isInterrupted()) throw queryFailure('query_timeout');
-  const bytesRead = Math.max(0, bytesReadSoFar() - before);
-  const names = reader.columnNames();
-  const types = reader.columnTypes();
-  const shape = shapeOf(names, types.map(String), task.geometryColumn);
+  const { names, types, shape, raw, bytesRead } = await readPageRows(connection, task, isInterrupted);
   const builder = createArrowBatchBuilder(names, types, { geometry: shape.geometry, resultCrs: task.resultCrs });
   const budget = task.settings.maxResponseBytes - streamOverhead(names.length);
-  const raw = reader.getRows();
   const wanted = Math.min(raw.length, task.limit);
   let size = 0;
   let count = 0;

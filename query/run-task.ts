@@ -18,7 +18,7 @@ export function subquery(sql: string): string {
 }
 
 /** Bytes this process has read through system calls so far (Linux); 0 where /proc is not there. */
-export function bytesReadSoFar(): number {
+function bytesReadSoFar(): number {
   try {
     return Number(/rchar:\s*(\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))?.[1] ?? 0);
   } catch {
@@ -77,18 +77,25 @@ function wkbExpression(shape: ResultShape): string {
 }
 
 /**
- * One page of the result: rows `offset` to `offset + limit`, cut earlier when the JSON would pass the response
- * cap. One extra row is read to know whether more follow.
+ * The rows of a page as DuckDB gives them, one more than asked to know whether more follow, with the result's
+ * columns and shape and the bytes read from files meanwhile: what a JSON page and an Arrow page are made from.
  */
-export async function runPage(connection: DuckDBConnection, task: Extract<QueryTask, { kind: 'page' }>, isInterrupted: () => boolean): Promise<PageValue> {
+export async function readPageRows(connection: DuckDBConnection, task: Extract<QueryTask, { kind: 'page' }>, isInterrupted: () => boolean) {
   const before = bytesReadSoFar();
   const reader = await connection.streamAndReadUntil(`SELECT * FROM ${subquery(task.sql)} LIMIT ${task.limit + 1} OFFSET ${task.offset}`, task.limit + 1);
   if (isInterrupted()) throw queryFailure('query_timeout');
   const bytesRead = Math.max(0, bytesReadSoFar() - before);
-  const types = reader.columnTypes();
   const names = reader.columnNames();
-  const shape = shapeOf(names, types.map(String), task.geometryColumn);
-  const raw = reader.getRows();
+  const types = reader.columnTypes();
+  return { names, types, shape: shapeOf(names, types.map(String), task.geometryColumn), raw: reader.getRows(), bytesRead };
+}
+
+/**
+ * One page of the result: rows `offset` to `offset + limit`, cut earlier when the JSON would pass the response
+ * cap. One extra row is read to know whether more follow.
+ */
+export async function runPage(connection: DuckDBConnection, task: Extract<QueryTask, { kind: 'page' }>, isInterrupted: () => boolean): Promise<PageValue> {
+  const { names, types, shape, raw, bytesRead } = await readPageRows(connection, task, isInterrupted);
   const project = task.resultCrs ? proj4('EPSG:4326', task.resultCrs).forward : undefined;
   const converter = createValueConverter(project ? { project: (position) => project(position) as [number, number] } : {});
   const rows: Record<string, JsonValue>[] = [];

@@ -57,7 +57,8 @@ function isUnder(pathname: string, prefix: string): boolean {
   return pathname === prefix || pathname.startsWith(`${prefix}/`);
 }
 
-function canDecode(pathname: string): boolean {
+/** Whether a request path is valid percent-encoding (h3 refuses one that is not before any route runs). */
+export function canDecode(pathname: string): boolean {
   try {
     decodeURI(pathname);
     return true;

@@ -1,6 +1,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { canDecode } from '../../server/errors.ts';
 
 type Json = Record<string, any>;
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -145,15 +146,6 @@ function parseJson(body: Buffer): { ok: true; value: unknown } | { ok: false } {
     return { ok: true, value: JSON.parse(body.toString('utf8')) };
   } catch {
     return { ok: false };
-  }
-}
-
-function canDecode(pathname: string): boolean {
-  try {
-    decodeURI(pathname);
-    return true;
-  } catch {
-    return false;
   }
 }
 
