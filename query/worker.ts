@@ -48,7 +48,8 @@ async function run(id: number, task: WorkerTask): Promise<void> {
     if (task.kind === 'features') sandbox = await openFeatureSandbox(task);
     else {
       sandbox = await openSandbox(task.sources, task.settings, { preserveOrder: keepsRowOrder(task.kind), blank: await takeBlank(task.settings) });
-      makeNext(task.settings);
+      // A worker that wrote a download is replaced by the pool (query/pool.ts), so it makes no next instance.
+      if (task.kind !== 'export') makeNext(task.settings);
     }
     state.connection = sandbox.connection;
     spent();
