@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { batchKeyOf, costKeyOf, createCostModel, estimateWait, expectJob, retryAfterSeconds, TILE_SETUP_MS, tileBatchSize, toWorkerTask } from './admission.ts';
 import { describeQueryError, type QueryErrorBody } from './errors.ts';
 import type { FromWorker, QueryTask, TaskOutcome, ToWorker } from './protocol.ts';
+import type { SandboxSettings } from './sandbox.ts';
 
 /** Options of the worker pool. */
 export interface PoolOptions {
@@ -25,6 +26,8 @@ export interface PoolOptions {
   heavyAfterMs?: number;
   /** Most queued tiles of one query and zoom coalesced into one worker task; default 32, 1 turns it off. */
   maxTileBatch?: number;
+  /** Limits of the tasks' sandboxes, for the instances a worker makes ahead from its start (query/worker.ts). */
+  sandboxLimits?: Pick<SandboxSettings, 'threads' | 'memoryLimitMb'>;
 }
 
 /** One task given to `run`, waiting or running. */
@@ -80,7 +83,7 @@ const WORKER_PATH = new URL('./worker.ts', import.meta.url);
  * Workers start on the first task.
  */
 export class QueryPool {
-  readonly #options: Required<PoolOptions>;
+  readonly #options: Required<Omit<PoolOptions, 'sandboxLimits'>> & Pick<PoolOptions, 'sandboxLimits'>;
   readonly #slots: WorkerSlot[] = [];
   readonly #queue: Member[] = [];
   readonly #costs = createCostModel();
@@ -142,8 +145,10 @@ export class QueryPool {
   }
 
   #spawn(): WorkerSlot {
+    const limits = this.#options.sandboxLimits;
     const child = fork(WORKER_PATH, [], {
       serialization: 'advanced',
+      ...(limits ? { env: { ...process.env, GEOSHELF_SANDBOX_LIMITS: `${limits.threads}/${limits.memoryLimitMb}` } } : {}),
       stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
       execArgv: ['--max-old-space-size=512'],
     });

@@ -82,7 +82,9 @@ function wkbExpression(shape: ResultShape): string {
  */
 export async function readPageRows(connection: DuckDBConnection, task: Extract<QueryTask, { kind: 'page' }>, isInterrupted: () => boolean) {
   const before = bytesReadSoFar();
-  const reader = await connection.streamAndReadUntil(`SELECT * FROM ${subquery(task.sql)} LIMIT ${task.limit + 1} OFFSET ${task.offset}`, task.limit + 1);
+  // Read whole rather than streamed: the LIMIT bounds it, and in a fresh instance a streamed page of 100 rows
+  // took 2 ms longer (measured on 1M points: 30.5 ms against 32.6 ms; no slower for 1,000 or 5,000 rows).
+  const reader = await connection.runAndReadAll(`SELECT * FROM ${subquery(task.sql)} LIMIT ${task.limit + 1} OFFSET ${task.offset}`);
   if (isInterrupted()) throw queryFailure('query_timeout');
   const bytesRead = Math.max(0, bytesReadSoFar() - before);
   const names = reader.columnNames();
@@ -148,38 +150,46 @@ export async function runBounds(connection: DuckDBConnection, task: Extract<Quer
 }
 
 /**
- * A row whose bbox is one interval of longitude: it spans 0–180° eastward, within ±180° and ±90°. Any other
- * row is decoded part by part: a geometry cut at the antimeridian carries -180…180, a writer may give one that
- * crosses it xmin > xmax, and a bbox may not be finite or not be longitude/latitude.
+ * The group of a row: its west edge rounded to a whole degree (DuckDB rounds half to even), so the rows of a
+ * group start within one degree of each other; NULL for a west edge that is null, not finite or past ±32,767.
  */
-const NARROW_BBOX = 'abs(bbox.xmax - bbox.xmin - 90) <= 90 AND bbox.xmin >= -180 AND bbox.xmax <= 180 AND bbox.ymin >= -90 AND bbox.ymax <= 90';
-/** The group of the rows that are not narrow. */
-const WIDE_GROUP = 999;
+const GROUP_KEY = 'TRY_CAST(bbox.xmin AS SMALLINT)';
 
 /**
- * Bounds from the bbox covering. Narrow rows are one interval each, gathered by an aggregate per 1° of their
- * west edge (at most 361 groups). That gives the box decoding would: only a gap wider than 180° makes a box
- * cross (`lon-extent.ts`), and none fits inside a row narrower than that, or inside the first degree of a
- * group. The other rows fall in one group of their own and are then decoded part by part, so that Fiji's
- * halves on either side of ±180° do not make the world; a result without them reads no geometry. The group is
- * a SMALLINT: measured on 1M points, grouping by it costs about 1.25 times a plain min/max, where grouping by
- * the pair (wide, floor of the west edge) cost 1.35–1.4 times.
+ * Bounds from the bbox covering, in one aggregate per group of rows starting in the same degree (at most 361
+ * groups). Where every row of a group is one interval of longitude within ±180° and ±90°, no wider than 180°,
+ * the group's box is as good as decoding its rows: only a gap wider than 180° makes a box cross
+ * (`lon-extent.ts`), and none fits inside a row that narrow or inside the degree the group's rows start in.
+ * The group's own extremes tell whether that holds: the greatest `xmin - xmax` is above 0 when a row crosses
+ * (west > east), an east edge past the group's degree + 179.5° means a row may be wider than 180° (Fiji's
+ * halves on either side of ±180° make the world), and NaN anywhere shows through the greatest values (the
+ * least of `ymin` is read as the greatest of `-ymin` for that). The rows of any other group, and those
+ * without a usable west edge, are then decoded part by part; a result without them reads no geometry.
+ * Measured on 1M points, this aggregate costs 1.1–1.25 times a plain min/max, where testing each row with a
+ * CASE cost 1.3–1.45 times.
  */
 async function readCoveringBounds(connection: DuckDBConnection, sql: string, shape: ResultShape, isInterrupted: () => boolean): Promise<[number, number, number, number] | null> {
   const groups = (await connection.runAndReadAll(
-    `SELECT CAST(CASE WHEN ${NARROW_BBOX} THEN floor(bbox.xmin) ELSE ${WIDE_GROUP} END AS SMALLINT) AS __group,
-      min(bbox.xmin), min(bbox.ymin), max(bbox.xmax), max(bbox.ymax) FROM ${subquery(sql)} GROUP BY __group`,
+    `SELECT ${GROUP_KEY} AS __group, min(bbox.xmin), max(-bbox.ymin), max(bbox.xmax), max(bbox.ymax), max(bbox.xmin - bbox.xmax)
+      FROM ${subquery(sql)} GROUP BY __group`,
   )).getRows();
   const extent = createExtent();
-  let wide = false;
-  for (const [group, ...box] of groups) {
-    // A row without a bbox (a null geometry) falls in the wide group too, with null extremes: nothing to decode.
-    if (group === WIDE_GROUP) wide ||= box.some((value) => value !== null);
-    else if (group !== null && box.every((value) => typeof value === 'number' && Number.isFinite(value))) growExtent(extent, ...(box as [number, number, number, number]));
+  const decode: (number | null)[] = [];
+  for (const [group, ...values] of groups as [number | null, ...(number | null)[]][]) {
+    // A group of rows without a bbox (null geometries) has null extremes: nothing to read.
+    if (values.every((value) => value === null)) continue;
+    const [west, negatedSouth, east, north, crossing] = values.map((value) => value ?? NaN) as [number, number, number, number, number];
+    const south = -negatedSouth;
+    // Comparisons with NaN are false: a null or NaN anywhere sends the group to be decoded.
+    const narrow = group !== null && west >= -180 && east <= 180 && south >= -90 && north <= 90 && crossing <= 0 && east <= group + 179.5;
+    if (narrow) growExtent(extent, west, south, east, north);
+    else decode.push(group);
   }
-  if (!wide) return finishLonLatExtent(extent);
+  if (decode.length === 0) return finishLonLatExtent(extent);
   if (isInterrupted()) throw queryFailure('query_timeout');
-  return (await scanWkbColumn(connection, `(SELECT * FROM ${subquery(sql)} WHERE (${NARROW_BBOX}) IS NOT TRUE AND bbox IS NOT NULL) AS __geoshelf_wide`, wkbExpression(shape), { extent })).lonLatExtent;
+  const keys = decode.filter((group) => group !== null);
+  const wanted = [...(keys.length > 0 ? [`${GROUP_KEY} IN (${keys.join(', ')})`] : []), ...(keys.length < decode.length ? [`${GROUP_KEY} IS NULL`] : [])].join(' OR ');
+  return (await scanWkbColumn(connection, `(SELECT * FROM ${subquery(sql)} WHERE (${wanted}) AND bbox IS NOT NULL) AS __geoshelf_wide`, wkbExpression(shape), { extent })).lonLatExtent;
 }
 
 /**
@@ -253,7 +263,7 @@ function meetsAny(query: TileQuery, envelopes: Envelope[]): string {
 
 async function readTile(connection: DuckDBConnection, query: TileQuery, z: number, x: number, y: number, isInterrupted: () => boolean): Promise<TileValue> {
   const limit = query.maxFeatures + 1;
-  const reader = await connection.streamAndReadUntil(`SELECT ${query.select} FROM ${query.sql} WHERE ${meetsAny(query, tileEnvelopes(z, x, y))} LIMIT ${limit}`, limit);
+  const reader = await connection.runAndReadAll(`SELECT ${query.select} FROM ${query.sql} WHERE ${meetsAny(query, tileEnvelopes(z, x, y))} LIMIT ${limit}`);
   if (isInterrupted()) throw queryFailure('query_timeout');
   const converter = createValueConverter();
   return encodeRows(query, reader.getRows().map((values) => toFeature(query, converter, values, 0)), z, x, y);

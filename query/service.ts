@@ -114,11 +114,12 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
   const { config, catalog } = options;
   const keys = readTokenKeys(config.queryKeys);
   if (keys.generated) options.warn?.('geoshelf: GEOSHELF_QUERY_KEYS is not set; query tokens use a key made for this process and will not work on another one.');
+  const settings: SandboxSettings = { threads: config.queryThreads, memoryLimitMb: config.queryMemoryMb, maxResponseBytes: config.queryMaxResponseBytes, tileMaxFeatures: config.tileMaxFeatures };
   const pool = new QueryPool({
     workers: config.queryWorkers, spareWorkers: config.querySpareWorkers, queue: config.queryQueue, timeoutMs: config.queryTimeoutMs, memoryCapMb: config.queryMemoryMb + 512,
+    sandboxLimits: settings,
   });
   const tiles = createTileCache<QueryTile>({ maxBytes: config.tileCacheMb * 1024 * 1024 });
-  const settings: SandboxSettings = { threads: config.queryThreads, memoryLimitMb: config.queryMemoryMb, maxResponseBytes: config.queryMaxResponseBytes, tileMaxFeatures: config.tileMaxFeatures };
   let parser: Promise<SqlParser> | undefined;
   // A map asks for dozens of tiles of one query at once, and the parser checks one SQL at a time: remember
   // recent verdicts (the check depends only on the SQL and the aliases).

@@ -82,6 +82,29 @@ describe('query bounds across the antimeridian', () => {
   });
 });
 
+describe('query bounds from a bbox covering that does not match its geometry', () => {
+  const SOUTHERN_AFRICA = "name IN ('South Africa', 'Namibia', 'Botswana', 'Zimbabwe', 'Mozambique', 'Lesotho')";
+  /** The southern African countries, South Africa's bbox replaced by one made of these four expressions. */
+  const withBbox = (xmin: string, ymin: string, xmax: string, ymax: string) => `SELECT name, geometry, CASE WHEN name = 'South Africa'
+    THEN struct_pack(xmin := CAST(${xmin} AS DOUBLE), ymin := CAST(${ymin} AS DOUBLE), xmax := CAST(${xmax} AS DOUBLE), ymax := CAST(${ymax} AS DOUBLE))
+    ELSE bbox END AS bbox FROM countries WHERE ${SOUTHERN_AFRICA}`;
+
+  it.each([
+    ['a NaN south edge', withBbox('bbox.xmin', "'nan'", 'bbox.xmax', 'bbox.ymax')],
+    ['a west edge a fraction of a degree east of the east edge (crossing ±180°)', withBbox('bbox.xmin + 0.3', 'bbox.ymin', 'bbox.xmin + 0.1', 'bbox.ymax')],
+    ['a box from -180° to 180°, as a geometry cut at ±180° has', withBbox('-180', 'bbox.ymin', '180', 'bbox.ymax')],
+    ['a south edge past the pole', withBbox('bbox.xmin', '-95', 'bbox.xmax', 'bbox.ymax')],
+    ['an infinite west edge', withBbox("'-inf'", 'bbox.ymin', 'bbox.xmax', 'bbox.ymax')],
+    ['a null west edge', withBbox('NULL', 'bbox.ymin', 'bbox.xmax', 'bbox.ymax')],
+  ])('decode the rows whose bbox has %s, and answer as decoding every row does', async (_case, sql) => {
+    const decoded = await boundsOf(`SELECT name, geometry FROM countries WHERE ${SOUTHERN_AFRICA}`, { geometry_column: 'geometry' });
+    // South Africa's own edges: west of Namibia's south, and the southernmost of the six.
+    expect(decoded[1]).toBeCloseTo(-34.8, 1);
+    const covering = await boundsOf(sql);
+    covering.forEach((value, index) => expect(value).toBeCloseTo(decoded[index]!, 9));
+  });
+});
+
 describe('file bounds across the antimeridian', () => {
   it('give Fiji\'s decoded geometry an extent that crosses ±180°, where its plain extent is the world', async () => {
     const [fiji] = await readWkb(`SELECT st_asbinary(geometry) FROM read_parquet('${COUNTRIES}') WHERE name = 'Fiji'`);
