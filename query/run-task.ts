@@ -35,9 +35,19 @@ export interface ResultShape {
   hasBbox: boolean;
 }
 
+/**
+ * The shape of a result from its prepared statement, which binds the SQL without running it. A DESCRIBE ran a
+ * query, and in a fresh instance the query after it then ran slower too (measured on 1M points: bounds took
+ * 2.5–6 ms longer after a DESCRIBE than after preparing).
+ */
 async function describeResult(connection: DuckDBConnection, sql: string, wanted: string | undefined): Promise<ResultShape> {
-  const rows = (await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${subquery(sql)}`)).getRowObjects();
-  return shapeOf(rows.map((row) => String(row.column_name)), rows.map((row) => String(row.column_type)), wanted);
+  const prepared = await connection.prepare(`SELECT * FROM ${subquery(sql)}`);
+  try {
+    const columns = Array.from({ length: prepared.columnCount }, (_, index) => index);
+    return shapeOf(columns.map((index) => prepared.columnName(index)), columns.map((index) => String(prepared.columnType(index))), wanted);
+  } finally {
+    prepared.destroySync();
+  }
 }
 
 /** Finds the geometry column of a result (the wanted one, or the first GEOMETRY) and whether a bbox covering sits beside it. */
