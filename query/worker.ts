@@ -16,6 +16,8 @@ import { createBlankInstance, openSandbox, type BlankInstance, type Sandbox, typ
  * memory cap, so nothing a query does can reach the API process.
  */
 let current: { id: number; connection: DuckDBConnection | undefined; interrupted: boolean } | undefined;
+/** A sandbox opened once a query was answered, for a next query on the same files (`openAhead`). */
+let ahead: { key: string; sandbox: Promise<Sandbox> } | undefined;
 /** Instances made ahead, the first for the next query (`refill`). */
 const reserve: Promise<BlankInstance>[] = [];
 /** Whether an instance of the reserve is being made. */
@@ -49,10 +51,7 @@ async function run(id: number, task: WorkerTask): Promise<void> {
   let sandbox: Sandbox | undefined;
   let failed = false;
   try {
-    if (task.kind === 'features') sandbox = await openFeatureSandbox(task);
-    else {
-      sandbox = await openSandbox(task.sources, task.settings, { preserveOrder: keepsRowOrder(task.kind), blank: await takeBlank(task.settings) });
-    }
+    sandbox = task.kind === 'features' ? await openFeatureSandbox(task) : await takeSandbox(task);
     state.connection = sandbox.connection;
     spent();
     if (state.interrupted) throw new QueryFailure(describeQueryError('query_timeout'));
@@ -81,6 +80,7 @@ async function run(id: number, task: WorkerTask): Promise<void> {
     if (failed && sandbox === kept?.sandbox) kept = undefined;
     if (sandbox && sandbox !== kept?.sandbox) retire(sandbox);
     // A worker that wrote a download is replaced by the pool (query/pool.ts), so it makes no next instance.
+    if (task.kind !== 'export' && task.kind !== 'features' && !failed) openAhead(task);
     if (task.kind !== 'export') refill(task.settings);
   }
 }
@@ -96,6 +96,52 @@ const CLOSE_AFTER_MS = 5;
 function retire(sandbox: Sandbox): void {
   retired.push(sandbox);
   if (retired.length === 1) setTimeout(() => retired.splice(0).forEach((each) => each.close()), CLOSE_AFTER_MS);
+}
+
+/**
+ * The sandbox of a query: the one opened ahead when it was opened for the same files, limits and row order,
+ * else one opened now on an instance of the reserve.
+ */
+async function takeSandbox(task: Exclude<WorkerTask, { kind: 'features' }>): Promise<Sandbox> {
+  const preserveOrder = keepsRowOrder(task.kind);
+  const opened = ahead;
+  ahead = undefined;
+  if (opened && opened.key === sandboxKey(task, preserveOrder)) {
+    const sandbox = await opened.sandbox.catch(() => undefined);
+    if (sandbox) return sandbox;
+  } else if (opened) opened.sandbox.then(retire, () => undefined);
+  return openSandbox(task.sources, task.settings, { preserveOrder, blank: await takeBlank(task.settings) });
+}
+
+/**
+ * Opens, once a query is answered, a sandbox for the next query on the same files: the next page, the bounds
+ * and the tiles of a result read the files the query did. That takes the sandbox's setup (2.4 ms) off the next
+ * query's path. The sandbox has every layer; a next query on other files, or after a file changed on disk,
+ * takes an instance of the reserve instead and this one is closed.
+ */
+function openAhead(task: Exclude<WorkerTask, { kind: 'features' }>): void {
+  const preserveOrder = keepsRowOrder(task.kind);
+  const key = sandboxKey(task, preserveOrder);
+  if (key === undefined) return;
+  const sandbox = takeBlank(task.settings).then((blank) => openSandbox(task.sources, task.settings, { preserveOrder, blank }));
+  sandbox.catch(() => undefined);
+  ahead = { key, sandbox };
+}
+
+/**
+ * What a sandbox depends on: each source's alias and file, with the file's size, mtime and ctime (ctime moves
+ * with every write), the limits and the row order; undefined when a file cannot be read.
+ */
+function sandboxKey(task: Exclude<WorkerTask, { kind: 'features' }>, preserveOrder: boolean): string | undefined {
+  try {
+    const files = task.sources.map((source) => {
+      const { size, mtimeMs, ctimeMs } = statSync(source.path);
+      return [source.alias, source.path, size, mtimeMs, ctimeMs];
+    });
+    return JSON.stringify([files, task.settings.threads, task.settings.memoryLimitMb, preserveOrder]);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The first instance of the reserve, or a new one if there is none. */
