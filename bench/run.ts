@@ -8,6 +8,7 @@ import { benchLoadWhileBuilding } from './build-load-bench.ts';
 import { benchCompression } from './compression-bench.ts';
 import { benchEnrichment } from './enrich-bench.ts';
 import { benchListings } from './listing-bench.ts';
+import { benchPmTiles } from './pmtiles-bench.ts';
 import { benchQueries } from './query-bench.ts';
 import { benchFeatures } from './features-bench.ts';
 import { benchFleet } from './fleet-bench.ts';
@@ -48,6 +49,7 @@ const SECTIONS: Record<string, (bench: BenchContext) => Promise<void>> = {
   mcp: benchMcp,
   arrow: benchArrow,
   fleet: benchFleet,
+  pmtiles: benchPmTiles,
 };
 
 async function main(): Promise<void> {

@@ -27,7 +27,10 @@ export interface PmTilesWriteOptions {
   /** WGS84 [west, south, east, north]. */
   bounds: [number, number, number, number];
   center: [lon: number, lat: number, zoom: number];
-  /** JSON metadata (`vector_layers` and the like), stored gzip-compressed. */
+  /**
+   * JSON metadata (`vector_layers` and the like), stored gzip-compressed. It is read once every tile has been
+   * taken, so a tiler may fill it in as it makes them (what it dropped, say).
+   */
   metadata: Record<string, unknown>;
 }
 

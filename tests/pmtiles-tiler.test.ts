@@ -1,0 +1,150 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { VectorTile } from '@mapbox/vector-tile';
+import { PbfReader } from 'pbf';
+import { PMTiles, type RangeResponse, type Source } from 'pmtiles';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readTwinStamp, writePmTilesTwin, type TwinFacts } from '../generator/tiles/pmtiles-twin.ts';
+import { ROOT } from './helpers/catalog.ts';
+
+const CITIES = join(ROOT, 'catalog-data/data/geonames/cities/3.1.0/cities-15000.parquet');
+const COUNTRIES = join(ROOT, 'catalog-data/data/natural-earth/countries/2.0.2/countries-10m.parquet');
+const dir = mkdtempSync(join(tmpdir(), 'geoshelf-twin-'));
+let instance: DuckDBInstance;
+const made = new Map<string, TwinFacts>();
+
+/** Reads a local archive by byte ranges, as a client over HTTP does. */
+class LocalSource implements Source {
+  readonly #path: string;
+  constructor(path: string) {
+    this.#path = path;
+  }
+  getKey(): string {
+    return this.#path;
+  }
+  async getBytes(offset: number, length: number): Promise<RangeResponse> {
+    const file = await open(this.#path, 'r');
+    try {
+      const buffer = Buffer.alloc(length);
+      const { bytesRead } = await file.read(buffer, 0, length, offset);
+      return { data: buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + bytesRead) as ArrayBuffer };
+    } finally {
+      await file.close();
+    }
+  }
+}
+
+async function twin(source: string, name: string, options: { maxTileBytes?: number } = {}): Promise<string> {
+  const target = join(dir, `${name}.pmtiles`);
+  made.set(name, await writePmTilesTwin({ instance, source, target, stamp: `stamp-of-${name}`, name, ...options }));
+  return target;
+}
+
+/** The tile holding lon/lat at zoom z. */
+function tileOf(lon: number, lat: number, z: number): [number, number] {
+  const n = 2 ** z;
+  const rad = (lat * Math.PI) / 180;
+  return [Math.floor(((lon + 180) / 360) * n), Math.floor(((1 - Math.log(Math.tan(rad) + 1 / Math.cos(rad)) / Math.PI) / 2) * n)];
+}
+
+/** Names in the layer of tile z/x/y. */
+async function namesAt(archive: PMTiles, layer: string, z: number, x: number, y: number): Promise<string[]> {
+  const tile = await archive.getZxy(z, x, y);
+  if (!tile) return [];
+  const found = new VectorTile(new PbfReader(new Uint8Array(tile.data))).layers[layer];
+  return Array.from({ length: found?.length ?? 0 }, (_, index) => String(found!.feature(index).properties.name));
+}
+
+beforeAll(async () => {
+  instance = await DuckDBInstance.create(':memory:', { threads: '2' });
+});
+afterAll(() => {
+  instance.closeSync();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the PMTiles twin of a GeoParquet file', () => {
+  it('opens in the pmtiles package with the file\'s columns, zooms and bounds, and draws each city at its place', async () => {
+    const archive = new PMTiles(new LocalSource(await twin(CITIES, 'cities')));
+    const facts = made.get('cities')!;
+    const header = await archive.getHeader();
+    expect(header.minZoom).toBe(0);
+    expect(header.maxZoom).toBe(facts.maxZoom);
+    expect(header.maxZoom).toBeGreaterThan(0);
+    expect(header.tileType).toBe(1);
+    const metadata = await archive.getMetadata() as { vector_layers: { id: string; fields: Record<string, string>; maxzoom: number }[]; geoshelf: { stamp: string; features: number } };
+    expect(metadata.vector_layers[0]).toMatchObject({ id: 'cities', maxzoom: facts.maxZoom });
+    expect(metadata.vector_layers[0]!.fields).toMatchObject({ name: 'String', population: 'Number' });
+    expect(metadata.geoshelf.stamp).toBe('stamp-of-cities');
+    // Every city of 15,000 people or more is at the highest zoom, where nothing is dropped.
+    const rows = await (await instance.connect()).runAndReadAll(`SELECT count(*) FROM read_parquet('${CITIES}')`);
+    expect(metadata.geoshelf.features).toBe(Number(rows.getRows()[0]![0]));
+    expect(facts.dropped[facts.maxZoom] ?? 0).toBe(0);
+    for (const [name, lon, lat] of [['Paris', 2.3488, 48.8534], ['Tokyo', 139.6917, 35.6895], ['Nairobi', 36.8167, -1.2833]] as const) {
+      const [x, y] = tileOf(lon, lat, facts.maxZoom);
+      expect(await namesAt(archive, 'cities', facts.maxZoom, x, y)).toContain(name);
+    }
+  });
+
+  it('keeps every tile under the cap by dropping features where they are densest, and says so in its metadata', async () => {
+    const cap = 40_000;
+    const archive = new PMTiles(new LocalSource(await twin(CITIES, 'capped', { maxTileBytes: cap })));
+    const facts = made.get('capped')!;
+    let largest = 0;
+    let tiles = 0;
+    for (let z = 0; z <= facts.maxZoom; z++) {
+      for (let x = 0; x < 2 ** z; x++) {
+        for (let y = 0; y < 2 ** z; y++) {
+          const tile = await archive.getZxy(z, x, y);
+          if (!tile) continue;
+          tiles++;
+          largest = Math.max(largest, tile.data.byteLength);
+        }
+      }
+    }
+    expect(tiles).toBe(facts.tiles);
+    expect(largest).toBe(facts.largestTileBytes);
+    expect(largest).toBeLessThanOrEqual(cap);
+    const dropped = ((await archive.getMetadata()) as { geoshelf: { dropped: Record<string, number> } }).geoshelf.dropped;
+    expect(dropped['0']).toBeGreaterThan(0);
+    expect(dropped).toEqual(facts.dropped);
+    // Densest first: at zoom 0, India (dense) keeps a smaller share of its cities than Australia (sparse).
+    const tile = new VectorTile(new PbfReader(new Uint8Array((await archive.getZxy(0, 0, 0))!.data))).layers.capped!;
+    const kept = Array.from({ length: tile.length }, (_, index) => (tile.feature(index).toGeoJSON(0, 0, 0).geometry as unknown as { coordinates: [number, number] }).coordinates);
+    const connection = await instance.connect();
+    const share = async ([west, south, east, north]: number[]) => {
+      const inBox = ([lon, lat]: [number, number]) => lon >= west! && lon <= east! && lat >= south! && lat <= north!;
+      const all = Number((await connection.runAndReadAll(`SELECT count(*) FROM read_parquet('${CITIES}') WHERE bbox.xmin BETWEEN ${west} AND ${east} AND bbox.ymin BETWEEN ${south} AND ${north}`)).getRows()[0]![0]);
+      return kept.filter(inBox).length / all;
+    };
+    const [india, australia] = [await share([68, 8, 89, 30]), await share([113, -44, 154, -10])];
+    expect(india).toBeGreaterThan(0);
+    expect(india).toBeLessThan(australia / 2);
+  });
+
+  it('draws polygons: the countries, each at its place', async () => {
+    const archive = new PMTiles(new LocalSource(await twin(COUNTRIES, 'countries')));
+    const facts = made.get('countries')!;
+    expect(facts.maxZoom).toBeGreaterThanOrEqual(2);
+    const [x, y] = tileOf(2.35, 46.5, 3);
+    expect(await namesAt(archive, 'countries', 3, x, y)).toContain('France');
+    const [fx, fy] = tileOf(178, -17.8, 4);
+    expect(await namesAt(archive, 'countries', 4, fx, fy)).toContain('Fiji');
+  });
+
+  it('comes out byte for byte the same from the same file', async () => {
+    const first = readFileSync(join(dir, 'cities.pmtiles'));
+    await twin(CITIES, 'cities');
+    expect(readFileSync(join(dir, 'cities.pmtiles')).equals(first)).toBe(true);
+  });
+
+  it('tells its stamp, and no stamp for a missing or broken file', async () => {
+    expect(await readTwinStamp(join(dir, 'cities.pmtiles'))).toBe('stamp-of-cities');
+    expect(await readTwinStamp(join(dir, 'missing.pmtiles'))).toBeNull();
+    writeFileSync(join(dir, 'garbage.pmtiles'), 'PMTiles but not really');
+    expect(await readTwinStamp(join(dir, 'garbage.pmtiles'))).toBeNull();
+  });
+});
