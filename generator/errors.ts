@@ -32,6 +32,10 @@ export const BUILD_ERRORS = {
     title: 'A source points at a data file that is not there',
     hint: 'Check the path against the data folder (GEOSHELF_DATA_DIR), or run `npm run sample-data` for the sample catalog.',
   },
+  PathOutsideStorage: {
+    title: 'A source path leads out of its storage location',
+    hint: 'Give the path relative to the storage location (for the local one, the data folder GEOSHELF_DATA_DIR), with no ".." segment and no leading "/".',
+  },
   UnreadableDataFile: {
     title: 'A data file could not be read',
     hint: 'Check that the file is a valid GeoParquet file (for example with DuckDB: SELECT * FROM read_parquet(...) LIMIT 1).',

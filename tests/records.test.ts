@@ -62,6 +62,18 @@ describe('record validation', () => {
     expect(problems).toEqual(['MissingDataFile datasets/geonames/ghost.yaml:11 files.0.formats.0.sources.0.path: no file "geonames/ghost.parquet" in the data folder']);
   });
 
+  it('refuses source paths that lead out of the data folder, each at its line, and reads none of them', async () => {
+    const paths = ['../package.json', '/etc/passwd', 'geonames/../../README.md', './geonames/megacities/3.1.0/megacities.parquet', 'geonames\\..\\x.parquet'];
+    const problems = await problemsOf({
+      'datasets/geonames/escape.yaml': [
+        'slug: escape', 'collection: geonames', 'name: Escape', 'files:',
+        ...paths.flatMap((path, index) => [`  - slug: f${index}`, `    name: F${index}`, '    formats:', '      - format: geoparquet', '        sources:', '          - version: 1', `            path: ${JSON.stringify(path)}`]),
+        '',
+      ].join('\n'),
+    });
+    expect(problems).toEqual(paths.map((path, index) => `PathOutsideStorage datasets/geonames/escape.yaml:${11 + index * 7} files.${index}.formats.0.sources.0.path: "${path}" leads out of its storage location; give a path inside it, without "..", "." or empty segments, a leading "/" or "\\"`));
+  });
+
   it('rejects a dataset slug that collides with the tags route', async () => {
     const problems = await problemsOf({
       'datasets/geonames/tags.yaml': [

@@ -213,6 +213,10 @@ function resolveFile(record: FileRecord, fileIndex: number, key: string, dataset
         }
         return;
       }
+      if (source.path !== undefined && leavesStorage(source.path)) {
+        context.report('PathOutsideStorage', context.origin, [...path, 'path'], `"${source.path}" leads out of its storage location; give a path inside it, without "..", "." or empty segments, a leading "/" or "\\"`);
+        return;
+      }
       if (source.path !== undefined && location.local && !context.options.dataFiles.has(source.path)) {
         context.report('MissingDataFile', context.origin, [...path, 'path'], `no file "${source.path}" in the data folder`);
       }
@@ -251,4 +255,13 @@ function resolveFile(record: FileRecord, fileIndex: number, key: string, dataset
     }
   }
   return file;
+}
+
+/**
+ * Whether a source path could name something outside its storage location: an absolute path, a `..`, `.` or
+ * empty segment, a backslash (a separator on Windows) or a NUL. Paths are appended to the location's address
+ * and, for the local data folder, joined to it: each of these would leave it or name the folder itself.
+ */
+function leavesStorage(path: string): boolean {
+  return path.startsWith('/') || /[\\\0]/.test(path) || path.split('/').some((segment) => segment === '' || segment === '.' || segment === '..');
 }
