@@ -9,6 +9,7 @@ import { benchCompression } from './compression-bench.ts';
 import { benchEnrichment } from './enrich-bench.ts';
 import { benchListings } from './listing-bench.ts';
 import { benchPmTiles } from './pmtiles-bench.ts';
+import { benchDownloadZip } from './zip-bench.ts';
 import { benchQueries } from './query-bench.ts';
 import { benchFeatures } from './features-bench.ts';
 import { benchFleet } from './fleet-bench.ts';
@@ -50,6 +51,7 @@ const SECTIONS: Record<string, (bench: BenchContext) => Promise<void>> = {
   arrow: benchArrow,
   fleet: benchFleet,
   pmtiles: benchPmTiles,
+  zip: benchDownloadZip,
 };
 
 async function main(): Promise<void> {

@@ -2,8 +2,8 @@ import { loadConfig } from '../runtime/config.ts';
 import { createServer } from '../server/app.ts';
 import { listen } from '../server/listen.ts';
 
-/** Serves an existing dist/ (GEOSHELF_DIST_DIR) on PORT without building, for load tests. */
+/** Serves an existing dist/ (GEOSHELF_DIST_DIR) and its data folder on PORT without building, for load tests. */
 const config = loadConfig();
-const geoshelf = createServer({ config });
+const geoshelf = createServer({ config, serveData: true });
 await listen(geoshelf, { port: config.port, hostname: '127.0.0.1' });
 process.send?.('ready');
