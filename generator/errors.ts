@@ -40,6 +40,10 @@ export const BUILD_ERRORS = {
     title: 'A data file could not be read',
     hint: 'Check that the file is a valid GeoParquet file (for example with DuckDB: SELECT * FROM read_parquet(...) LIMIT 1).',
   },
+  UnreadablePmTiles: {
+    title: 'A PMTiles source is not a readable PMTiles v3 archive',
+    hint: 'The message says what is wrong with its header or metadata. Write the archive again (a copy cut short or a version 2 file are the usual causes); `pmtiles show <file>` from the pmtiles CLI reads the header too.',
+  },
   UnknownColumn: {
     title: 'A record describes a column the data does not have',
     hint: 'Check the column name against the data (the schema route lists the real columns), or remove the description.',

@@ -1,4 +1,5 @@
 import { stat } from 'node:fs/promises';
+import { PmTilesFormatError, readPmTilesInfo } from '../../core/geo/pmtiles.ts';
 import { join } from 'node:path';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { hash } from 'node:crypto';
@@ -68,6 +69,10 @@ export async function enrichSources(model: CatalogModel, localFiles: LocalDataFi
         if (source.metadata) source.metadata.size_bytes = size;
         source.stored = { sha256, crs: null, geometry_column: null, times: [] };
       }
+      if (target.formatType === 'pmtiles') {
+        await checkPmTiles(target, issues);
+        continue;
+      }
       const inspect = INSPECTORS[target.formatType];
       if (!inspect) continue;
       const key = `${target.formatType}:${sha256}`;
@@ -103,6 +108,24 @@ export async function enrichSources(model: CatalogModel, localFiles: LocalDataFi
   if (issues.length === 0) await cache.save(usedKeys, usedPaths);
   if (filesRead > 0) options.log(`read ${filesRead} data files (${usedKeys.size - filesRead} unchanged, from the cache)`);
   return { issues, warnings, filesRead };
+}
+
+/**
+ * Reads a PMTiles source's header and metadata (a few hundred bytes, so not cached): a broken one fails the
+ * build with the reason; a good one gives the source its bounds.
+ */
+async function checkPmTiles(target: Target, issues: BuildIssue[]): Promise<void> {
+  try {
+    const { header } = await readPmTilesInfo(target.path);
+    for (const { source } of target.sources) {
+      if (source.metadata) source.metadata.bounds = [header.minLon, header.minLat, header.maxLon, header.maxLat];
+    }
+  } catch (error) {
+    const local = target.sources[0]!.local;
+    const line = local.line();
+    const reason = error instanceof PmTilesFormatError ? error.reason : (error as Error).message.split('\n')[0]?.replaceAll(target.path, target.relative);
+    issues.push({ code: 'UnreadablePmTiles', source: local.source, ...(line ? { line } : {}), path: 'path', message: `"${target.relative}" is not a readable PMTiles archive: ${reason}` });
+  }
 }
 
 /**
