@@ -15,10 +15,10 @@ const file = '/api/collections/natural-earth/datasets/countries/files/countries-
 const hasUnzip = spawnSync('unzip', ['-v']).status === 0;
 const hasOgrinfo = spawnSync('ogrinfo', ['--version']).status === 0;
 const formats = hasOgrinfo ? execFileSync('ogrinfo', ['--formats'], { encoding: 'utf8' }) : '';
-const drivers = new Set([...formats.matchAll(/^\s*(\S+) -/gm)].map((match) => match[1]!));
+const drivers = new Set([...formats.matchAll(/^\s*(\S+(?: Shapefile)?) -/gm)].map((match) => match[1]!));
 if (!hasUnzip) console.warn('download-zip: `unzip` is not on PATH, so the tests that unzip archives are skipped.');
 if (!hasOgrinfo) console.warn('download-zip: `ogrinfo` is not on PATH (apt-get install gdal-bin), so the GDAL tests are skipped.');
-else for (const driver of ['GeoJSON', 'Parquet']) if (!drivers.has(driver)) console.warn(`download-zip: this GDAL has no ${driver} driver, so its GDAL test is skipped.`);
+else for (const driver of ['GeoJSON', 'Parquet', 'ESRI Shapefile']) if (!drivers.has(driver)) console.warn(`download-zip: this GDAL has no ${driver} driver, so its GDAL test is skipped.`);
 
 interface Source {
   id: number;
@@ -223,4 +223,33 @@ describe('GDAL', () => {
       expect(answers).not.toContain('GET 200');
     });
   }
+
+  it.skipIf(!drivers.has('ESRI Shapefile'))('opens each sample shapefile in place from its download-zip, sidecars and all: count, type, CRS and UTF-8 names', async () => {
+    const shapefiles = [
+      { detail: file, type: 'Polygon', name: "Côte d'Ivoire" },
+      { detail: '/api/collections/geonames/datasets/megacities/files/megacities', type: 'Point', name: 'São Paulo' },
+    ];
+    for (const { detail, type, name } of shapefiles) {
+      const sources = (await (await get(server, detail)).json()).file.formats.flatMap((link: { format: { format_type: string }; sources: Source[] }) => link.sources.map((source) => ({ ...source, format: link.format.format_type })));
+      const shapefile = sources.find((source: { format: string }) => source.format === 'shapefile')!;
+      const geojson = sources.find((source: { format: string }) => source.format === 'geojson')!;
+      const entry = shapefile.location.path.split('/').at(-1)!;
+      const { stdout } = await promisify(execFile)('ogrinfo', ['-ro', '-al', '-geom=NO', `/vsizip/{/vsicurl/${origin}${zipPath(shapefile)}}/${entry}`], { env: { ...process.env, GDAL_HTTP_MAX_RETRY: '0' }, maxBuffer: 1 << 26 });
+      expect(Number(/Feature Count: (\d+)/.exec(stdout)?.[1]), detail).toBe(geojson.source_metadata!.feature_count);
+      expect(stdout).toContain(`Geometry: ${type}`);
+      expect(stdout).toMatch(/GEOGCRS\["WGS 84"/);
+      expect(stdout).toContain(name);
+    }
+  });
+});
+
+describe('shapefile archives', () => {
+  it.skipIf(!hasUnzip)('hold the .shp with its .shx, .dbf, .prj and .cpg', async () => {
+    const source = (await listSources()).find((each) => each.format === 'shapefile')!;
+    const dir = await makeTempDir();
+    const zip = await bytesOf(await get(server, zipPath(source)));
+    await writeFile(join(dir, 'a.zip'), zip);
+    const listing = unzip(Buffer.alloc(0), dir, '-Z1', 'a.zip').toString('utf8').trim().split('\n').sort();
+    expect(listing).toEqual(['cpg', 'dbf', 'prj', 'shp', 'shx'].map((extension) => `countries-110m.${extension}`));
+  });
 });

@@ -7,7 +7,7 @@ import { PbfReader } from 'pbf';
 import { PMTiles, tileIdToZxy as theirTileIdToZxy, zxyToTileId as theirZxyToTileId, type RangeResponse, type Source } from 'pmtiles';
 import { afterAll, describe, expect, it } from 'vitest';
 import { encodeTile, type TileFeature } from '../core/geo/mvt.ts';
-import { PmTilesFormatError, readPmTilesHeader, readPmTilesInfo, tileIdToZxy, writePmTiles, zxyToTileId, type PmTilesTile } from '../core/geo/pmtiles.ts';
+import { PmTilesFormatError, readPmTilesHeader, readPmTilesInfo, tileIdToZxy, writePmTiles, zxyToTileId, type PmTilesTile } from '../runtime/pmtiles.ts';
 import { encodeWkb } from '../core/geo/wkb.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'geoshelf-pmtiles-'));

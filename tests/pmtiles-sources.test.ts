@@ -2,7 +2,7 @@ import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { encodeTile } from '../core/geo/mvt.ts';
-import { writePmTiles } from '../core/geo/pmtiles.ts';
+import { writePmTiles } from '../runtime/pmtiles.ts';
 import { encodeWkb } from '../core/geo/wkb.ts';
 import { buildCatalog } from '../generator/build.ts';
 import { BuildError } from '../generator/errors.ts';

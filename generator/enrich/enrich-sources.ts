@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import { PmTilesFormatError, readPmTilesInfo } from '../../core/geo/pmtiles.ts';
+import { PmTilesFormatError, readPmTilesInfo } from '../../runtime/pmtiles.ts';
 import { join } from 'node:path';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { hash } from 'node:crypto';

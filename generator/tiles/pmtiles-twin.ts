@@ -1,6 +1,6 @@
 /**
  * The PMTiles twin of a GeoParquet file: every feature as vector tiles from zoom 0 to a zoom chosen from the
- * data, in one archive a map reads from static hosting (core/geo/pmtiles.ts), made with the project's own MVT
+ * data, in one archive a map reads from static hosting (runtime/pmtiles.ts), made with the project's own MVT
  * encoder (core/geo/mvt.ts).
  *
  * The file is read once; each zoom's tiles are made by bucketing the features by the tiles their box meets
@@ -13,7 +13,7 @@
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { resolveCrs, isLonLat } from '../../core/geo/crs.ts';
 import { DEFAULT_TILE_BUFFER, DEFAULT_TILE_EXTENT, encodeTile, type TileFeature } from '../../core/geo/mvt.ts';
-import { readPmTilesInfo, writePmTiles, zxyToTileId, type PmTilesTile } from '../../core/geo/pmtiles.ts';
+import { readPmTilesInfo, writePmTiles, zxyToTileId, type PmTilesTile } from '../../runtime/pmtiles.ts';
 import { bboxOfGeometry, decodeWkb } from '../../core/geo/wkb.ts';
 import { quoteIdentifier, quoteLiteral } from '../../core/sql.ts';
 
