@@ -1,47 +1,19 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { VectorTile } from '@mapbox/vector-tile';
 import { PbfReader } from 'pbf';
-import { PMTiles, tileIdToZxy as theirTileIdToZxy, zxyToTileId as theirZxyToTileId, type RangeResponse, type Source } from 'pmtiles';
+import { PMTiles, tileIdToZxy as theirTileIdToZxy, zxyToTileId as theirZxyToTileId } from 'pmtiles';
 import { afterAll, describe, expect, it } from 'vitest';
 import { encodeTile, type TileFeature } from '../core/geo/mvt.ts';
 import { PmTilesFormatError, readPmTilesHeader, readPmTilesInfo, tileIdToZxy, writePmTiles, zxyToTileId, type PmTilesTile } from '../runtime/pmtiles.ts';
 import { encodeWkb } from '../core/geo/wkb.ts';
+import { LocalSource, tileOf } from './helpers/pmtiles.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'geoshelf-pmtiles-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The `pmtiles` package's reader over a local file, as a client reads an archive by byte ranges. */
-class LocalSource implements Source {
-  readonly #path: string;
-  constructor(path: string) {
-    this.#path = path;
-  }
-  getKey(): string {
-    return this.#path;
-  }
-  async getBytes(offset: number, length: number): Promise<RangeResponse> {
-    const file = await open(this.#path, 'r');
-    try {
-      const buffer = Buffer.alloc(length);
-      const { bytesRead } = await file.read(buffer, 0, length, offset);
-      return { data: buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + bytesRead) as ArrayBuffer };
-    } finally {
-      await file.close();
-    }
-  }
-}
-
 const CITIES: [string, number, number][] = [['Paris', 2.35, 48.86], ['Tokyo', 139.69, 35.69], ['Lagos', 3.38, 6.52], ['Lima', -77.04, -12.05], ['Sydney', 151.21, -33.87]];
-
-/** The lon/lat point's tile at zoom z. */
-function tileOf(lon: number, lat: number, z: number): [number, number] {
-  const n = 2 ** z;
-  const rad = (lat * Math.PI) / 180;
-  return [Math.floor(((lon + 180) / 360) * n), Math.floor(((1 - Math.log(Math.tan(rad) + 1 / Math.cos(rad)) / Math.PI) / 2) * n)];
-}
 
 /** Tiles z0–z5 holding the cities that fall in them, made by the project's MVT encoder. */
 function cityTiles(): PmTilesTile[] {

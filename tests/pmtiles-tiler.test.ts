@@ -1,14 +1,14 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { VectorTile } from '@mapbox/vector-tile';
 import { PbfReader } from 'pbf';
-import { PMTiles, type RangeResponse, type Source } from 'pmtiles';
+import { PMTiles } from 'pmtiles';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readTwinStamp, writePmTilesTwin, type TwinFacts } from '../generator/tiles/pmtiles-twin.ts';
 import { ROOT } from './helpers/catalog.ts';
+import { LocalSource, tileOf } from './helpers/pmtiles.ts';
 
 const CITIES = join(ROOT, 'catalog-data/data/geonames/cities/3.1.0/cities-15000.parquet');
 const COUNTRIES = join(ROOT, 'catalog-data/data/natural-earth/countries/2.0.2/countries-10m.parquet');
@@ -16,38 +16,10 @@ const dir = mkdtempSync(join(tmpdir(), 'geoshelf-twin-'));
 let instance: DuckDBInstance;
 const made = new Map<string, TwinFacts>();
 
-/** Reads a local archive by byte ranges, as a client over HTTP does. */
-class LocalSource implements Source {
-  readonly #path: string;
-  constructor(path: string) {
-    this.#path = path;
-  }
-  getKey(): string {
-    return this.#path;
-  }
-  async getBytes(offset: number, length: number): Promise<RangeResponse> {
-    const file = await open(this.#path, 'r');
-    try {
-      const buffer = Buffer.alloc(length);
-      const { bytesRead } = await file.read(buffer, 0, length, offset);
-      return { data: buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + bytesRead) as ArrayBuffer };
-    } finally {
-      await file.close();
-    }
-  }
-}
-
 async function twin(source: string, name: string, options: { maxTileBytes?: number } = {}): Promise<string> {
   const target = join(dir, `${name}.pmtiles`);
   made.set(name, await writePmTilesTwin({ instance, source, target, stamp: `stamp-of-${name}`, name, ...options }));
   return target;
-}
-
-/** The tile holding lon/lat at zoom z. */
-function tileOf(lon: number, lat: number, z: number): [number, number] {
-  const n = 2 ** z;
-  const rad = (lat * Math.PI) / 180;
-  return [Math.floor(((lon + 180) / 360) * n), Math.floor(((1 - Math.log(Math.tan(rad) + 1 / Math.cos(rad)) / Math.PI) / 2) * n)];
 }
 
 /** Names in the layer of tile z/x/y. */
