@@ -18,6 +18,8 @@ export interface PreviewPage {
   geometryColumn: string | null;
   rowCount: number | null;
   bounds: [number, number, number, number] | null;
+  /** URL of the PMTiles archive the map draws the whole file from, when the page has one. */
+  tilesUrl?: string;
 }
 
 /** One request the preview site answered for a data file. */
@@ -114,7 +116,7 @@ export async function buildPreviewSite(repo: string, siteDir: string, pages: Pre
 
 function renderPage(page: PreviewPage, script: string, css: string): string {
   const attributes = [`data-url="${page.dataUrl}"`, page.geometryColumn && `data-geometry-column="${page.geometryColumn}"`, page.rowCount !== null && `data-row-count="${page.rowCount}"`].filter(Boolean).join(' ');
-  const bounds = page.bounds ? ` data-bounds="${page.bounds.join(',')}"` : '';
+  const bounds = (page.bounds ? ` data-bounds="${page.bounds.join(',')}"` : '') + (page.tilesUrl ? ` data-tiles-url="${page.tilesUrl}"` : '');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Preview ${page.path}</title><link rel="stylesheet" href="${css}"><script type="module" src="${script}"></script></head><body><main id="main"><h1>Preview ${page.path}</h1><section class="preview" aria-labelledby="preview-title" data-preview ${attributes}><h2 id="preview-title">Preview</h2><div class="preview-map"${bounds}></div><p class="preview-status" role="status"></p><div class="preview-table" role="region" aria-label="Previewed rows"></div></section></main></body></html>`;
 }
 

@@ -44,6 +44,10 @@ export const BUILD_ERRORS = {
     title: 'A PMTiles source is not a readable PMTiles v3 archive',
     hint: 'The message says what is wrong with its header or metadata. Write the archive again (a copy cut short or a version 2 file are the usual causes); `pmtiles show <file>` from the pmtiles CLI reads the header too.',
   },
+  TwinPathTaken: {
+    title: 'A file sits where the build puts a PMTiles twin',
+    hint: 'The build writes the twin of x.parquet to x.pmtiles beside it. Catalog that file as the version\'s pmtiles source (then the build uses it and makes no twin), or move it.',
+  },
   UnknownColumn: {
     title: 'A record describes a column the data does not have',
     hint: 'Check the column name against the data (the schema route lists the real columns), or remove the description.',

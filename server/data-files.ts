@@ -11,6 +11,8 @@ const DATA_TYPES: Record<string, string> = {
   '.parquet': 'application/vnd.apache.parquet',
   '.geojson': 'application/geo+json',
   '.gpkg': 'application/geopackage+sqlite3',
+  '.pmtiles': 'application/vnd.pmtiles',
+  '.shp': 'application/x-esri-shape',
   '.json': 'application/json',
   '.md': 'text/markdown; charset=utf-8',
 };

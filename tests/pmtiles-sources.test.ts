@@ -1,4 +1,5 @@
-import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { PMTiles } from 'pmtiles';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { encodeTile } from '../core/geo/mvt.ts';
@@ -8,6 +9,7 @@ import { buildCatalog } from '../generator/build.ts';
 import { BuildError } from '../generator/errors.ts';
 import { loadConfig } from '../runtime/config.ts';
 import { makeTempDir, ROOT, snapshotTree } from './helpers/catalog.ts';
+import { LocalSource } from './helpers/pmtiles.ts';
 
 /** A one-file catalog whose file has one `pmtiles` source, `tiles/world.pmtiles` in its own data folder. */
 async function pmtilesCatalog() {
@@ -54,5 +56,95 @@ describe('a PMTiles source', () => {
     const after = await snapshotTree(config.distDir);
     expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
     for (const [path, file] of after) expect(file.bytes.equals(before.get(path)!.bytes), path).toBe(true);
+  });
+});
+
+/**
+ * A one-file catalog whose file has one GeoParquet source, `places/capitals.parquet` (a copy of the sample's
+ * national capitals), and a `pmtiles` format in formats.yaml, so the build gives it a twin.
+ */
+async function twinCatalog() {
+  const root = await makeTempDir();
+  const catalogDir = join(root, 'catalog');
+  const dataDir = join(root, 'data');
+  await mkdir(join(catalogDir, 'collections'), { recursive: true });
+  await mkdir(join(catalogDir, 'datasets'), { recursive: true });
+  await mkdir(join(dataDir, 'places'), { recursive: true });
+  await copyFile(join(ROOT, 'catalog-data/storage-locations.yaml'), join(catalogDir, 'storage-locations.yaml'));
+  await copyFile(join(ROOT, 'catalog-data/formats.yaml'), join(catalogDir, 'formats.yaml'));
+  await copyFile(join(ROOT, 'catalog-data/data/geonames/national-capitals/3.1.0/national-capitals.parquet'), join(dataDir, 'places/capitals.parquet'));
+  await writeFile(join(catalogDir, 'collections/maps.yaml'), 'slug: maps\nname: Maps\n');
+  await writeFile(join(catalogDir, 'datasets/places.yaml'), ['slug: places', 'collection: maps', 'name: Places', 'files:', '  - slug: capitals', '    name: Capitals', '    formats:', '      - format: geoparquet', '        sources:', '          - version: 1', '            path: places/capitals.parquet', ''].join('\n'));
+  const config = loadConfig({}, { catalogDir, dataDir, distDir: join(root, 'dist'), cacheDir: join(root, 'cache'), baseUrl: 'https://catalog.example.org', buildConcurrency: 2 });
+  const detail = async () => JSON.parse(await readFile(join(config.distDir, 'api/collections/maps/datasets/places/files/capitals/index.json'), 'utf8')) as { file: { formats: { format: { format_type: string }; sources: Source[] }[] } };
+  return { config, parquet: join(dataDir, 'places/capitals.parquet'), twin: join(dataDir, 'places/capitals.pmtiles'), detail };
+}
+
+interface Source {
+  id: number;
+  version: string;
+  url: string;
+  references_source_id: number | null;
+  source_metadata: { feature_count: number; bounds: number[]; mime_type: string; description: string };
+}
+
+function sourceOf(document: Awaited<ReturnType<Awaited<ReturnType<typeof twinCatalog>>['detail']>>, type: string): Source | undefined {
+  return document.file.formats.find((format) => format.format.format_type === type)?.sources[0];
+}
+
+describe('the PMTiles twin of a GeoParquet source', () => {
+  it('is made beside it by the build and catalogued as a pmtiles source of the same version that refers to it', async () => {
+    const { config, twin, detail } = await twinCatalog();
+    await buildCatalog({ config });
+    const document = await detail();
+    const parquet = sourceOf(document, 'geoparquet')!;
+    const tiles = sourceOf(document, 'pmtiles')!;
+    expect(tiles.version).toBe(parquet.version);
+    expect(tiles.references_source_id).toBe(parquet.id);
+    expect(tiles.url).toBe('https://catalog.example.org/data/places/capitals.pmtiles');
+    expect(tiles.source_metadata.mime_type).toBe('application/vnd.pmtiles');
+    expect(tiles.source_metadata.feature_count).toBe(parquet.source_metadata.feature_count);
+    // The archive's bounds are the data's, to the precision PMTiles keeps (1e-7 degrees).
+    tiles.source_metadata.bounds.forEach((value, index) => expect(value).toBeCloseTo(parquet.source_metadata.bounds[index]!, 5));
+
+    const archive = new PMTiles(new LocalSource(twin));
+    const metadata = (await archive.getMetadata()) as { vector_layers: { id: string }[]; geoshelf: { features: number } };
+    expect(metadata.vector_layers.map((layer) => layer.id)).toEqual(['capitals']);
+    expect(metadata.geoshelf.features).toBe(parquet.source_metadata.feature_count);
+    expect(await archive.getZxy(0, 0, 0)).toBeDefined();
+  });
+
+  it('is made again only when its GeoParquet file changes', async () => {
+    const { config, parquet, twin, detail } = await twinCatalog();
+    await buildCatalog({ config });
+    const first = await stat(twin);
+    const result = await buildCatalog({ config });
+    expect(result.dataFilesRead).toBe(0);
+    const second = await stat(twin);
+    expect([second.ino, second.mtimeMs]).toEqual([first.ino, first.mtimeMs]);
+
+    await copyFile(join(ROOT, 'catalog-data/data/us-census/us-state-capitals/3.1.0/us-state-capitals.parquet'), parquet);
+    await buildCatalog({ config });
+    const tiles = sourceOf(await detail(), 'pmtiles')!;
+    const states = sourceOf(await detail(), 'geoparquet')!;
+    expect(tiles.source_metadata.feature_count).toBe(states.source_metadata.feature_count);
+    expect((await stat(twin)).mtimeMs).toBeGreaterThan(first.mtimeMs);
+    // The United States' capitals lie west of 60°W, the world's reached 170°E.
+    expect(tiles.source_metadata.bounds[2]).toBeLessThan(-60);
+  });
+
+  it('never overwrites a file it did not make: the build fails with TwinPathTaken and leaves dist/ as it was', async () => {
+    const { config, twin } = await twinCatalog();
+    await buildCatalog({ config });
+    const before = await snapshotTree(config.distDir);
+    await writeFile(twin, 'a steward\'s own file');
+    const error = await buildCatalog({ config }).then(() => undefined, (thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(BuildError);
+    const issues = (error as BuildError).issues;
+    expect(issues.map((issue) => `${issue.code} ${issue.source}:${issue.line} ${issue.path}`)).toEqual(['TwinPathTaken datasets/places.yaml:11 path']);
+    expect(issues[0]!.message).toContain('"places/capitals.pmtiles"');
+    expect(await readFile(twin, 'utf8')).toBe('a steward\'s own file');
+    const after = await snapshotTree(config.distDir);
+    expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
   });
 });

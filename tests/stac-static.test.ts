@@ -127,7 +127,11 @@ describe('the static STAC catalog of the sample', () => {
     expect(item.properties['table:primary_geometry']).toBe('geometry');
     expect(item.properties['proj:code']).toBe('OGC:CRS84');
     const assets = Object.values(item.assets);
-    expect(assets.map((asset) => asset.type).sort()).toEqual(['application/geo+json', 'application/vnd.apache.parquet', 'application/zip']);
+    expect(assets.map((asset) => asset.type).sort()).toEqual(['application/geo+json', 'application/vnd.apache.parquet', 'application/vnd.pmtiles', 'application/zip']);
+    // The PMTiles twin the build made beside the GeoParquet file is the Item's picture of the whole file.
+    const twin = assets.find((asset) => asset.type === 'application/vnd.pmtiles')!;
+    expect(twin.href).toBe(`${site.origin}/data/${COUNTRIES.collection}/${COUNTRIES.dataset}/${COUNTRIES.latest}/${COUNTRIES.file}.pmtiles`);
+    expect(twin.roles).toEqual(['visual']);
     // The shapefile travels with its sidecars: its asset is the download-zip archive, made on request, so no checksum.
     const zip = assets.find((asset) => asset.type === 'application/zip')!;
     expect(zip.href).toMatch(/\/files\/countries-110m\/sources\/\d+\/download-zip$/);
@@ -170,7 +174,7 @@ describe('the static STAC catalog of the sample', () => {
     expect(linkOf(previous, 'latest-version')!.href).toBe(canonical);
     expect(linkOf(previous, 'successor-version')!.href).toBe(canonical);
     expect(linkOf(previous, 'predecessor-version')).toBeUndefined();
-    expect(Object.values(previous.assets).map((asset) => asset.href)).toEqual([`${site.origin}/data/${collection}/${dataset}/${older}/${file}.parquet`]);
+    expect(Object.values(previous.assets).map((asset) => asset.href).sort()).toEqual([`${site.origin}/data/${collection}/${dataset}/${older}/${file}.parquet`, `${site.origin}/data/${collection}/${dataset}/${older}/${file}.pmtiles`]);
     // The latest version lives at the file's own path only.
     expect((await fetch(`${canonical}/versions/${latest}`)).status).toBe(404);
     const parent = walked.get(`${site.origin}/stac/${collection}/${dataset}`) as StacCollection;

@@ -64,6 +64,25 @@ describe.skipIf(browserUnavailable)('the web app on a plain static file server, 
     await page.close();
   });
 
+  it('draws every feature of the file from its PMTiles archive, reading byte ranges and asking no query service', async () => {
+    const log = await open(CITIES);
+    const map = page.locator('.preview-map');
+    await expect.poll(() => map.getAttribute('data-archive'), { timeout: 20_000 }).toBe('drawn');
+    // Far more than the 100 rows the table previews: the world view of the archive, thinned where cities crowd.
+    await expect.poll(async () => Number(await map.getAttribute('data-rendered-features')), { timeout: 20_000 }).toBeGreaterThan(1000);
+    await expect(page.locator('.preview-map-note a').getAttribute('href')).resolves.toMatch(/\/data\/geonames\/cities\/3\.1\.0\/cities-1000\.pmtiles$/);
+    const requests = await log.settle();
+    const archive = requests.filter((request) => request.url.endsWith('.pmtiles'));
+    expect(archive.length).toBeGreaterThan(1);
+    expect(archive.every((request) => request.status === 206 && request.range !== undefined)).toBe(true);
+    expect(requests.filter((request) => request.url.includes('/api/queries'))).toEqual([]);
+    const archiveBytes = (await fetch(`${site.origin}/data/geonames/cities/3.1.0/cities-1000.pmtiles`, { method: 'HEAD' })).headers.get('content-length');
+    expect(archive.reduce((sum, request) => sum + (request.bytes ?? 0), 0)).toBeLessThan(Number(archiveBytes) / 4);
+    expect(findForeignRequests(requests, [site.origin])).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it('runs SQL entirely in the browser when no query service answers, and draws the result', async () => {
     const sql = 'SELECT name, population, geometry FROM c WHERE country = \'IS\' ORDER BY population DESC';
     const log = await open(`/console/?source=c:geonames/cities/cities-1000&sql=${encodeURIComponent(sql)}`);

@@ -11,6 +11,7 @@ import type { FileOrigin, LocalDataFile } from '../model/build-model.ts';
 import { DataCache } from './data-cache.ts';
 import { DATA_FACTS_VERSION, inspectGeoJson, inspectGeoParquet, type DataFacts } from './inspect-data-file.ts';
 import { createProgress, type ProgressReporter } from './progress.ts';
+import { makeTwins } from '../tiles/twins.ts';
 
 /** Options of the enrichment stage. */
 export interface EnrichOptions {
@@ -42,67 +43,83 @@ interface Target {
 }
 
 /**
- * Fills source metadata from the data files: size for every local file, and for GeoParquet and GeoJSON the
+ * Makes the PMTiles twins that are stale (generator/tiles/twins.ts), then fills source metadata from the data
+ * files: size for every local file, and for GeoParquet and GeoJSON the
  * feature count, geometry types, invalid geometries by reason (GEOS), empty geometries, WGS84 bounds and a
  * data dictionary of every column.
  * Facts are cached by the file's content hash, so an unchanged file is not read again, and DuckDB is not
  * even started when every file is cached.
  */
 export async function enrichSources(model: CatalogModel, localFiles: LocalDataFile[], fileOrigins: Map<number, FileOrigin>, options: EnrichOptions): Promise<EnrichResult> {
-  const targets = groupTargets(model, localFiles, options.dataDir);
   const cache = await DataCache.open<DataFacts>(options.cacheDir, 'data-facts.json', DATA_FACTS_VERSION);
+  let instance: DuckDBInstance | undefined;
+  // Loaded only when a data file must be read: a build whose facts all come from the cache (an edit of a
+  // record) skips loading the native module.
+  const duckdb = async () => (instance ??= await (await import('@duckdb/node-api')).DuckDBInstance.create(':memory:', { threads: '2' }));
+  try {
+    const twins = await makeTwins(model, localFiles, { dataDir: options.dataDir, hashOf: (path) => cache.contentHash(path), instance: duckdb, log: options.log, ...(options.progress ? { progress: options.progress } : {}) });
+    if (twins.issues.length > 0) return { issues: twins.issues, warnings: twins.warnings, filesRead: 0 };
+    return await readFacts(model, groupTargets(model, twins.localFiles, options.dataDir), { cache, duckdb, options, fileOrigins, warnings: twins.warnings });
+  } finally {
+    instance?.closeSync();
+  }
+}
+
+interface ReadContext {
+  cache: DataCache<DataFacts>;
+  duckdb: () => Promise<DuckDBInstance>;
+  options: EnrichOptions;
+  fileOrigins: Map<number, FileOrigin>;
+  /** Warnings so far, added to. */
+  warnings: string[];
+}
+
+/** Gives every source its file's size and hash, and the facts of the files that have an inspector. */
+async function readFacts(model: CatalogModel, targets: Target[], context: ReadContext): Promise<EnrichResult> {
+  const { cache, duckdb, options, fileOrigins, warnings } = context;
   const issues: BuildIssue[] = [];
-  const warnings: string[] = [];
   const usedKeys = new Set<string>();
   const usedPaths = new Set<string>();
-  let instance: DuckDBInstance | undefined;
   let filesRead = 0;
   const inspectable = targets.filter((target) => INSPECTORS[target.formatType]);
   const advance = createProgress('reading data files', inspectable.length, options.progress);
   let done = 0;
-  try {
-    for (const target of targets) {
-      const size = (await stat(target.path)).size;
-      const sha256 = await cache.contentHash(target.path);
-      usedPaths.add(target.path);
-      for (const { source } of target.sources) {
-        if (source.metadata) source.metadata.size_bytes = size;
-        source.stored = { sha256, crs: null, geometry_column: null, times: [] };
-      }
-      if (target.formatType === 'pmtiles') {
-        await checkPmTiles(target, issues);
+  for (const target of targets) {
+    const size = (await stat(target.path)).size;
+    const sha256 = await cache.contentHash(target.path);
+    usedPaths.add(target.path);
+    for (const { source } of target.sources) {
+      if (source.metadata) source.metadata.size_bytes = size;
+      source.stored = { sha256, crs: null, geometry_column: null, times: [] };
+    }
+    if (target.formatType === 'pmtiles') {
+      await checkPmTiles(target, issues);
+      continue;
+    }
+    const inspect = INSPECTORS[target.formatType];
+    if (!inspect) continue;
+    const key = `${target.formatType}:${sha256}`;
+    usedKeys.add(key);
+    let facts = cache.get(key);
+    if (!facts) {
+      try {
+        facts = await inspect(await duckdb(), target.path);
+      } catch (error) {
+        const reason = (error as Error).message.split('\n')[0]?.replaceAll(target.path, target.relative);
+        const local = target.sources[0]!.local;
+        const line = local.line();
+        issues.push({ code: 'UnreadableDataFile', source: local.source, ...(line ? { line } : {}), path: 'path', message: `"${target.relative}" cannot be read as ${target.formatType}: ${reason}` });
         continue;
       }
-      const inspect = INSPECTORS[target.formatType];
-      if (!inspect) continue;
-      const key = `${target.formatType}:${sha256}`;
-      usedKeys.add(key);
-      let facts = cache.get(key);
-      if (!facts) {
-        // Loaded only when a data file must be read: a build whose facts all come from the cache (an edit of a
-        // record) skips loading the native module.
-        instance ??= await (await import('@duckdb/node-api')).DuckDBInstance.create(':memory:', { threads: '2' });
-        try {
-          facts = await inspect(instance, target.path);
-        } catch (error) {
-          const reason = (error as Error).message.split('\n')[0]?.replaceAll(target.path, target.relative);
-          const local = target.sources[0]!.local;
-          const line = local.line();
-          issues.push({ code: 'UnreadableDataFile', source: local.source, ...(line ? { line } : {}), path: 'path', message: `"${target.relative}" cannot be read as ${target.formatType}: ${reason}` });
-          continue;
-        }
-        filesRead++;
-        cache.set(key, facts);
-      }
-      advance(++done);
-      for (const warning of facts.warnings) warnings.push(`${target.relative}: ${warning}`);
-      for (const { source, file } of target.sources) {
-        if (source.metadata) applyFacts(source.metadata, facts, file);
-        source.stored = { sha256, crs: facts.geometry?.crs ?? null, geometry_column: facts.geometry?.column ?? null, times: listTimes(facts) };
-      }
+      filesRead++;
+      cache.set(key, facts);
     }
-  } finally {
-    instance?.closeSync();
+    advance(++done);
+    for (const warning of facts.warnings) warnings.push(`${target.relative}: ${warning}`);
+    for (const { source, file } of target.sources) {
+      if (source.metadata) applyFacts(source.metadata, facts, file);
+      source.stored = { sha256, crs: facts.geometry?.crs ?? null, geometry_column: facts.geometry?.column ?? null, times: listTimes(facts) };
+    }
   }
   checkColumnDescriptions(model, fileOrigins, issues, warnings);
   if (issues.length === 0) await cache.save(usedKeys, usedPaths);
@@ -116,9 +133,13 @@ export async function enrichSources(model: CatalogModel, localFiles: LocalDataFi
  */
 async function checkPmTiles(target: Target, issues: BuildIssue[]): Promise<void> {
   try {
-    const { header } = await readPmTilesInfo(target.path);
+    const { header, metadata } = await readPmTilesInfo(target.path);
+    // A twin records how many features it was made of: every one of them is in its highest zoom's tiles.
+    const features = (metadata.geoshelf as { features?: unknown } | undefined)?.features;
     for (const { source } of target.sources) {
-      if (source.metadata) source.metadata.bounds = [header.minLon, header.minLat, header.maxLon, header.maxLat];
+      if (!source.metadata) continue;
+      source.metadata.bounds = [header.minLon, header.minLat, header.maxLon, header.maxLat];
+      if (typeof features === 'number') source.metadata.feature_count = features;
     }
   } catch (error) {
     const local = target.sources[0]!.local;

@@ -29,6 +29,11 @@ export interface LocalDataFile {
   source: string;
   /** The line of the source's `path`; computed only when a message needs it, as it parses the record again. */
   line: () => number | undefined;
+  /**
+   * For a PMTiles twin the build makes (no record lists it), the path of the GeoParquet file it is made of;
+   * the twin itself may not exist yet.
+   */
+  twinOf?: string;
 }
 
 const STORAGE_PLACEHOLDER = '{storage_base_url}';
@@ -184,6 +189,7 @@ function resolveFile(record: FileRecord, fileIndex: number, key: string, dataset
   const origin = context.origin;
   context.fileOrigins.set(id, { source: origin.source, locateColumn: (name) => locateField(origin, at('columns', name)) });
   const sourceIds = new Map<string, number>();
+  const localFiles = new Map<number, LocalDataFile>();
   const pendingReferences: { source: SourceModel; reference: string; path: PropertyKey[] }[] = [];
   record.formats.forEach((entry, formatIndex) => {
     const format = context.formats.get(entry.format);
@@ -228,14 +234,16 @@ function resolveFile(record: FileRecord, fileIndex: number, key: string, dataset
         location: source.api
           ? { type: 'api', version: source.version, url: source.api.url, ...(source.api.method ? { method: source.api.method } : {}) }
           : { type: 'file', version: source.version, path: source.path ?? '' },
-        url: source.path === undefined ? null : `${location.model.config?.base_url}/${source.path.split('/').map(encodeURIComponent).join('/')}`,
+        url: source.path === undefined ? null : `${location.model.config?.base_url}/${encodePath(source.path)}`,
         glob_pattern: source.glob_pattern ?? null, references_source_id: null,
         created_at: sourceCreated, updated_at: source.updated_at ?? sourceCreated,
         metadata: source.api ? null : { version: source.version, description: source.description ?? null, mime_type: format.mime_type ?? null },
       };
       if (source.path !== undefined && location.local) {
         const origin = context.origin;
-        context.localFiles.push({ sourceId, path: source.path, source: origin.source, line: () => locateField(origin, [...path, 'path']) });
+        const local: LocalDataFile = { sourceId, path: source.path, source: origin.source, line: () => locateField(origin, [...path, 'path']) };
+        context.localFiles.push(local);
+        localFiles.set(sourceId, local);
       }
       if (source.references) pendingReferences.push({ source: model, reference: source.references, path: [...path, 'references'] });
       sources.push(model);
@@ -246,6 +254,7 @@ function resolveFile(record: FileRecord, fileIndex: number, key: string, dataset
       created_at: link.created_at, updated_at: updatedAt, sources,
     });
   });
+  addTwins(file, key, localFiles, context);
   for (const { source, reference, path } of pendingReferences) {
     const target = sourceIds.get(reference);
     if (target === undefined || target === source.id) {
@@ -264,4 +273,53 @@ function resolveFile(record: FileRecord, fileIndex: number, key: string, dataset
  */
 function leavesStorage(path: string): boolean {
   return path.startsWith('/') || /[\\\0]/.test(path) || path.split('/').some((segment) => segment === '' || segment === '.' || segment === '..');
+}
+
+/** Description of every PMTiles twin the build makes. */
+const TWIN_DESCRIPTION = 'Vector tiles of the whole GeoParquet file of this version, for maps on static hosting with no query service: ' +
+  'made by the build from the GeoParquet file and made again when it changes. Zooms from 0 to one chosen from the data; where a ' +
+  'tile would pass 500 KB, features are left out densest first, and the archive\'s metadata (geoshelf.dropped) counts them by zoom.';
+
+/**
+ * Gives each version of the file's GeoParquet data, stored in the local data folder, a PMTiles source of the
+ * same version beside it (`x.parquet` → `x.pmtiles`), which the build makes (generator/tiles/twins.ts). It
+ * refers to the GeoParquet source. Only when the catalog has a format of type `pmtiles` (the twins' format)
+ * and the file lists no PMTiles source of that version itself. Ids come from the ledger like any source's.
+ */
+function addTwins(file: FileModel, key: string, localFiles: Map<number, LocalDataFile>, context: ResolveContext): void {
+  const formats = [...context.formats.values()];
+  const format = formats.find((candidate) => candidate.format_type === 'pmtiles');
+  if (!format) return;
+  const geoparquet = new Set(formats.filter((candidate) => candidate.format_type === 'geoparquet').map((candidate) => candidate.id));
+  let twins = file.formats.find((link) => link.format_id === format.id);
+  const listed = new Set(twins?.sources.map((source) => source.version));
+  for (const link of file.formats.filter((candidate) => geoparquet.has(candidate.format_id))) {
+    for (const source of link.sources) {
+      const local = localFiles.get(source.id);
+      if (!local || listed.has(source.version)) continue;
+      if (!twins) {
+        const { id, created_at } = context.ids.assign('file_format', `${key}/${format.slug}`);
+        twins = { id, format_id: format.id, file_id: file.id, dataset_id: file.dataset_id, created_at, updated_at: file.updated_at, sources: [] };
+        file.formats.push(twins);
+      }
+      const path = `${local.path.replace(/\.parquet$/i, '')}.pmtiles`;
+      const { id } = context.ids.assign('source', `${key}/${format.slug}@${source.version}`);
+      const base = source.url?.slice(0, source.url.length - encodePath(local.path).length) ?? '';
+      twins.sources.push({
+        id, file_format_id: twins.id, storage_location_id: source.storage_location_id, version: source.version, source_type: 'file',
+        location: { type: 'file', version: source.version, path }, url: `${base}${encodePath(path)}`, glob_pattern: null,
+        // A twin is a rendering of its GeoParquet source, made again whenever that changes: it takes the source's
+        // dates, so adding twins to a catalog does not make every version look published today (STAC datetime).
+        references_source_id: source.id, created_at: source.created_at, updated_at: source.updated_at,
+        metadata: { version: source.version, description: TWIN_DESCRIPTION, mime_type: format.mime_type ?? null },
+      });
+      context.localFiles.push({ sourceId: id, path, source: local.source, line: local.line, twinOf: local.path });
+    }
+  }
+  twins?.sources.sort((a, b) => compareVersionsNewestFirst(a.version, b.version));
+}
+
+/** A data path as it appears in a URL: each segment percent-encoded. */
+function encodePath(path: string): string {
+  return path.split('/').map(encodeURIComponent).join('/');
 }

@@ -9,7 +9,7 @@ import type { GeoJSONSource, Map as MapLibreMap } from 'maplibre-gl';
 import type { MapConfiguration } from '../../../schemas/query.ts';
 import { boundsOfFeatures, isValidBounds, toBoxRing, toCameraTarget } from './bounds.ts';
 import type { Bounds } from './bounds.ts';
-import { loadMapLibre } from './load-maplibre.ts';
+import { loadMapLibre, type MapLibre } from './load-maplibre.ts';
 import { createDataLayers, createMapStyle, listDataLayerIds, SOURCE_IDS } from './map-style.ts';
 import { createTileRequestTransform, readTilePrefix } from './tile-request.ts';
 import type { TileAuth } from './tile-request.ts';
@@ -40,6 +40,11 @@ export interface MapView {
   showFeatures(collection: FeatureCollection, options?: { frame?: boolean }): void;
   /** Draws a query result from its vector tiles, the token sent only to its tile URLs; replaces the previous result; frames `bounds` when given. */
   showQueryTiles(config: MapConfiguration, token: string, bounds?: Bounds | null): void;
+  /**
+   * Draws a whole file from its PMTiles archive (`url`, read with range requests, no server): the first vector
+   * layer its metadata names (a twin has one). Resolves once the archive's tiles in view are drawn.
+   */
+  showArchive(url: string): Promise<void>;
   /** Outlines a bounds box (the file's extent; a ring for a single point) and frames it. */
   showBounds(bounds: Bounds): void;
   fitBounds(bounds: Bounds): void;
@@ -68,7 +73,7 @@ function frameBounds(map: MapLibreMap, bounds: Bounds | null | undefined, animat
 
 /** Counts the distinct rendered features of the data layers; a feature without an id counts once per tile it is drawn in. */
 function countRenderedFeatures(map: MapLibreMap): number {
-  const layers = [...listDataLayerIds(SOURCE_IDS.features).counted, ...listDataLayerIds(SOURCE_IDS.query).counted].filter((id) =>
+  const layers = [SOURCE_IDS.features, SOURCE_IDS.query, SOURCE_IDS.archive].flatMap((source) => listDataLayerIds(source).counted).filter((id) =>
     map.getLayer(id),
   );
   if (layers.length === 0) return 0;
@@ -79,6 +84,19 @@ function countRenderedFeatures(map: MapLibreMap): number {
     else seen.add(`${feature.source}:${feature.id}`);
   }
   return seen.size + anonymous;
+}
+
+type PmTilesModule = typeof import('pmtiles');
+let pmTiles: Promise<{ protocol: InstanceType<PmTilesModule['Protocol']>; PMTiles: PmTilesModule['PMTiles'] }> | null = null;
+
+/** Teaches MapLibre the `pmtiles://` scheme, once per page; the pmtiles module loads only for a file that has an archive. */
+function registerPmTiles(maplibre: MapLibre) {
+  pmTiles ??= import('pmtiles').then(({ Protocol, PMTiles }) => {
+    const protocol = new Protocol();
+    maplibre.addProtocol('pmtiles', protocol.tile);
+    return { protocol, PMTiles };
+  });
+  return pmTiles;
 }
 
 function removeQueryResult(map: MapLibreMap): void {
@@ -141,6 +159,26 @@ export async function createMapView(container: HTMLElement, options: MapViewOpti
       const firstFeatureLayer = listDataLayerIds(SOURCE_IDS.features).all[0];
       for (const layer of createDataLayers(SOURCE_IDS.query, config.source_layer)) map.addLayer(layer, firstFeatureLayer);
       if (bounds) frameBounds(map, bounds, true);
+    },
+    async showArchive(url) {
+      const { protocol, PMTiles } = await registerPmTiles(maplibre);
+      const archive = new PMTiles(new URL(url, pageUrl()).href);
+      // The map reads the archive through this same object, so its header and directories are fetched once.
+      protocol.add(archive);
+      const metadata = (await archive.getMetadata()) as { vector_layers?: { id?: unknown }[] } | undefined;
+      const layer = metadata?.vector_layers?.[0]?.id;
+      if (typeof layer !== 'string') throw new Error('the PMTiles archive names no vector layer');
+      map.addSource(SOURCE_IDS.archive, { type: 'vector', url: `pmtiles://${archive.source.getKey()}` });
+      const firstFeatureLayer = listDataLayerIds(SOURCE_IDS.features).all[0];
+      for (const each of createDataLayers(SOURCE_IDS.archive, layer)) map.addLayer(each, firstFeatureLayer);
+      await new Promise<void>((resolve) => {
+        const drawn = () => {
+          if (!map.isSourceLoaded(SOURCE_IDS.archive)) return;
+          map.off('idle', drawn);
+          resolve();
+        };
+        map.on('idle', drawn);
+      });
     },
     showBounds(bounds) {
       const target = toCameraTarget(bounds);

@@ -22,8 +22,8 @@ export const MAP_COLORS = {
   extent: '#1f2937',
 } as const;
 
-/** Ids of the sources the style starts with; the query result source is added when shown. */
-export const SOURCE_IDS = { land: 'basemap-land', borders: 'basemap-borders', extent: 'extent', features: 'features', query: 'query' } as const;
+/** Ids of the sources the style starts with; the query result and the file's PMTiles archive are added when shown. */
+export const SOURCE_IDS = { land: 'basemap-land', borders: 'basemap-borders', extent: 'extent', features: 'features', query: 'query', archive: 'archive' } as const;
 
 /** A FeatureCollection with nothing in it, for sources that start empty. */
 export const EMPTY_COLLECTION: FeatureCollection = { type: 'FeatureCollection', features: [] };

@@ -1,0 +1,126 @@
+/**
+ * The build's PMTiles twins: for every twin source the model derived (generator/model/build-model.ts
+ * `addTwins`), the archive beside its GeoParquet file is made, unless it already carries the stamp of the same
+ * data and tiler. A twin is made again only when its GeoParquet file's bytes or the tiler change, so an
+ * unchanged catalog rebuilds without reading any data for them.
+ */
+import { access } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { DuckDBInstance } from '@duckdb/node-api';
+import type { CatalogModel, FileModel } from '../../core/model.ts';
+import type { BuildIssue } from '../errors.ts';
+import type { LocalDataFile } from '../model/build-model.ts';
+import { createProgress, type ProgressReporter } from '../enrich/progress.ts';
+import { readTwinStamp, TILER_VERSION, writePmTilesTwin } from './pmtiles-twin.ts';
+
+/** What the twin stage needs. */
+export interface TwinStageOptions {
+  dataDir: string;
+  /** SHA-256 of a file's bytes (the data cache's, so a file is hashed once per build). */
+  hashOf: (path: string) => Promise<string>;
+  /** The DuckDB instance that reads GeoParquet files, started on first use. */
+  instance: () => Promise<DuckDBInstance>;
+  log: (line: string) => void;
+  progress?: ProgressReporter;
+}
+
+/** What the twin stage did. */
+export interface TwinStageResult {
+  issues: BuildIssue[];
+  warnings: string[];
+  /** Archives written in this build; the others were current. */
+  made: number;
+  /** The local files left for enrichment: those of twins that could not be made are taken out. */
+  localFiles: LocalDataFile[];
+}
+
+/**
+ * Makes every stale twin. A GeoParquet file that cannot give one (not longitude/latitude, no geometry,
+ * unreadable) loses its twin source with a warning: the GeoParquet source itself is still checked by the
+ * enrichment stage, which reports an unreadable file. A file at a twin's path that geoshelf did not write is
+ * never overwritten: the build fails with `TwinPathTaken`.
+ */
+export async function makeTwins(model: CatalogModel, localFiles: LocalDataFile[], options: TwinStageOptions): Promise<TwinStageResult> {
+  const twins = localFiles.filter((local) => local.twinOf !== undefined);
+  const result: TwinStageResult = { issues: [], warnings: [], made: 0, localFiles };
+  if (twins.length === 0) return result;
+  const names = fileSlugs(model);
+  // Several sources may share one GeoParquet file (a synthetic catalog): its twin is made, or refused, once.
+  const outcomes = new Map<string, Promise<string | null>>();
+  const advance = createProgress('making PMTiles twins', twins.length, options.progress);
+  const failed = new Set<number>();
+  let done = 0;
+  for (const twin of twins) {
+    let outcome = outcomes.get(twin.path);
+    if (!outcome) {
+      outcome = makeTwin(twin, names.get(twin.sourceId) ?? 'features', options, result);
+      outcomes.set(twin.path, outcome);
+    }
+    const reason = await outcome;
+    advance(++done);
+    if (reason === null) continue;
+    failed.add(twin.sourceId);
+  }
+  if (failed.size > 0) {
+    removeSources(model, failed);
+    result.localFiles = localFiles.filter((local) => !failed.has(local.sourceId));
+  }
+  if (result.made > 0) options.log(`made ${result.made} PMTiles twin${result.made === 1 ? '' : 's'} (${twins.length - result.made - failed.size} current)`);
+  return result;
+}
+
+/** Makes one twin when it is stale; resolves null when the twin is there, or with why it cannot be made. */
+async function makeTwin(twin: LocalDataFile, name: string, options: TwinStageOptions, result: TwinStageResult): Promise<string | null> {
+  const source = join(options.dataDir, twin.twinOf!);
+  const target = join(options.dataDir, twin.path);
+  const stamp = `sha256:${await options.hashOf(source)} tiler:${TILER_VERSION}`;
+  const current = await readTwinStamp(target);
+  if (current === stamp) return null;
+  if (current === null && (await exists(target))) {
+    const line = twin.line();
+    result.issues.push({
+      code: 'TwinPathTaken', source: twin.source, ...(line ? { line } : {}), path: 'path',
+      message: `"${twin.path}" is where the build puts the PMTiles twin of "${twin.twinOf}", but it holds a file geoshelf did not make`,
+    });
+    return 'taken';
+  }
+  try {
+    await writePmTilesTwin({ instance: await options.instance(), source, target, stamp, name });
+    result.made++;
+    return null;
+  } catch (error) {
+    const reason = (error as Error).message.split('\n')[0]!.replaceAll(source, twin.twinOf!);
+    result.warnings.push(`${twin.twinOf}: no PMTiles twin, as ${reason}`);
+    return reason;
+  }
+}
+
+/** The slug of each twin's file, which names the archive's layer. */
+function fileSlugs(model: CatalogModel): Map<number, string> {
+  const names = new Map<number, string>();
+  forEachFile(model, (file) => {
+    for (const link of file.formats) for (const source of link.sources) names.set(source.id, file.slug);
+  });
+  return names;
+}
+
+/** Takes sources out of the model, and a format link left with none. */
+function removeSources(model: CatalogModel, ids: Set<number>): void {
+  forEachFile(model, (file) => {
+    const emptied = new Set<number>();
+    for (const link of file.formats) {
+      const kept = link.sources.filter((source) => !ids.has(source.id));
+      if (kept.length === 0 && link.sources.length > 0) emptied.add(link.id);
+      link.sources = kept;
+    }
+    file.formats = file.formats.filter((link) => !emptied.has(link.id));
+  });
+}
+
+function forEachFile(model: CatalogModel, visit: (file: FileModel) => void): void {
+  for (const collection of model.collections) for (const dataset of collection.datasets) for (const file of dataset.files) visit(file);
+}
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(() => true, () => false);
+}
