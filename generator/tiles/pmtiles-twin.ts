@@ -18,7 +18,7 @@ import { bboxOfGeometry, decodeWkb } from '../../core/geo/wkb.ts';
 import { quoteIdentifier, quoteLiteral } from '../../core/sql.ts';
 
 /** Bumped whenever the tiles made for the same data change; part of a twin's stamp. */
-export const TILER_VERSION = 1;
+export const TILER_VERSION = 2;
 
 /** Default cap on a tile's uncompressed MVT bytes. */
 export const MAX_TILE_BYTES = 500_000;
@@ -32,8 +32,14 @@ const ZOOM_CEILING = 14;
  */
 const POINT_SPACING_UNITS = 256;
 
-/** Finest thinning grid, cells per tile side: 256, a pixel of a 256-pixel tile. */
-const FINEST_GRID_LEVEL = 8;
+/**
+ * Finest thinning grid, as a power of two of cells per tile side: 32, a cell of 8 pixels of a 256-pixel tile
+ * (16 of MapLibre's 512), about the width of a drawn point. A thinned tile keeps at most one feature per cell
+ * however much room the size cap leaves: finer grids drew no more on screen and cost more to draw. With 256
+ * cells, the 1M-point twin's world view was four tiles of 4,096 points (340 KB each), and the file page took
+ * 1.1–2.5 s to its first screen in headless Chromium on 2 cores, software-rendered; see BENCHMARKS.md.
+ */
+const FINEST_GRID_LEVEL = 5;
 
 /** What making a twin did. */
 export interface TwinFacts {
