@@ -36,6 +36,10 @@ export const BUILD_ERRORS = {
     title: 'A source path leads out of its storage location',
     hint: 'Give the path relative to the storage location (for the local one, the data folder GEOSHELF_DATA_DIR), with no ".." segment and no leading "/".',
   },
+  IncompleteShapefile: {
+    title: 'A shapefile is missing a file it cannot be read without',
+    hint: 'Copy the .shx (the index of the shapes) and the .dbf (the attributes) beside the .shp, with the same name; the .prj and .cpg should travel with them too. A .shx can be rebuilt with GDAL: ogr2ogr -f "ESRI Shapefile" fixed.shp broken.shp --config SHAPE_RESTORE_SHX YES.',
+  },
   UnreadableDataFile: {
     title: 'A data file could not be read',
     hint: 'Check that the file is a valid GeoParquet file (for example with DuckDB: SELECT * FROM read_parquet(...) LIMIT 1).',

@@ -1,7 +1,6 @@
 import { hash } from 'node:crypto';
-import { createReadStream, readdirSync, statSync, type ReadStream } from 'node:fs';
+import { createReadStream, type ReadStream } from 'node:fs';
 import { createRequire } from 'node:module';
-import { basename, dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { HTTPError } from 'h3';
 import { FastResponse } from 'srvx';
@@ -13,6 +12,7 @@ import { formatContentRange, selectRange, type ByteRange } from './byte-ranges.t
 import { QUERY_ERRORS } from '../query/errors.ts';
 import { CORS_HEADERS } from './headers.ts';
 import { matchesEtag } from './responses.ts';
+import { listSourceFiles, type ArchiveEntry } from '../runtime/source-files.ts';
 
 /** Path of the download-zip route, as h3 matches it. */
 export const DOWNLOAD_ZIP_ROUTE = '/api/collections/:collection/datasets/:dataset/files/:file/sources/:source/download-zip';
@@ -22,19 +22,6 @@ export interface DownloadZipOptions {
   dataDir: string;
   cacheMaxAge: number;
 }
-
-/** A file to put in an archive: where it is, its name in the archive, and what its bytes depend on. */
-export interface ArchiveEntry {
-  path: string;
-  name: string;
-  size: number;
-  mtimeMs: number;
-  /** Changes with every write and cannot be set back, so other bytes of the same size and mtime get another ETag. */
-  ctimeMs: number;
-}
-
-/** The parts of a shapefile that travel with its `.shp`, in archive order (extensions compared case-blind). */
-const SHAPEFILE_PARTS = ['.shx', '.dbf', '.prj', '.cpg', '.sbn', '.sbx', '.qix', '.shp.xml'];
 
 // yazl decides the bytes of the archive's frame, so its version is part of the ETag.
 const YAZL_VERSION = (createRequire(import.meta.url)('yazl/package.json') as { version: string }).version;
@@ -79,36 +66,6 @@ export async function answerDownloadZip(request: Request, snapshot: CatalogSnaps
   headers['content-length'] = String(selection.range.end - selection.range.start + 1);
   headers['content-range'] = formatContentRange(archive.size, selection.range);
   return new FastResponse(Readable.toWeb(await archive.streamRange(selection.range)) as ReadableStream, { status: 206, headers });
-}
-
-/**
- * The files of a source, in archive order: a `.shp` with the sidecars of the same stem found beside it, every file
- * of a folder (a `.gdb`) under the folder's name, or else the one file. Empty when nothing is there, or when the
- * path would lead out of the data folder.
- * @example listSourceFiles('catalog-data/data', 'roads/2024/roads.shp') // roads.shp, roads.shx, roads.dbf, …
- */
-export function listSourceFiles(dataDir: string, relativePath: string): ArchiveEntry[] {
-  const root = resolve(dataDir);
-  const path = resolve(root, relativePath);
-  if (!path.startsWith(`${root}${sep}`)) return [];
-  const info = statSync(path, { throwIfNoEntry: false });
-  if (!info) return [];
-  if (info.isDirectory()) {
-    const files = readdirSync(path, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
-    const entries = files.map((entry) => describeEntry(join(entry.parentPath, entry.name), `${basename(path)}/${relative(path, join(entry.parentPath, entry.name)).split(sep).join('/')}`));
-    return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  }
-  const name = basename(path);
-  if (extname(name).toLowerCase() !== '.shp') return [describeEntry(path, name)];
-  const stem = name.slice(0, -'.shp'.length);
-  const siblings = readdirSync(dirname(path));
-  const sidecars = SHAPEFILE_PARTS.flatMap((part) => siblings.find((sibling) => sibling.length === stem.length + part.length && sibling.startsWith(stem) && sibling.slice(stem.length).toLowerCase() === part) ?? []);
-  return [name, ...sidecars].map((sibling) => describeEntry(join(dirname(path), sibling), sibling));
-}
-
-function describeEntry(path: string, name: string): ArchiveEntry {
-  const { size, mtimeMs, ctimeMs } = statSync(path);
-  return { path, name, size, mtimeMs, ctimeMs };
 }
 
 function findSource(snapshot: CatalogSnapshot, params: Record<string, string>): { source: SourceModel; fileName: string } {

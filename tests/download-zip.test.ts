@@ -1,13 +1,14 @@
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buffer } from 'node:stream/consumers';
 import { promisify } from 'node:util';
 import { serve } from 'srvx';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createZipArchive, listSourceFiles } from '../server/download-zip.ts';
-import { makeTempDir } from './helpers/catalog.ts';
+import { createZipArchive } from '../server/download-zip.ts';
+import { listSourceFiles } from '../runtime/source-files.ts';
+import { makeTempDir, ROOT } from './helpers/catalog.ts';
 import { get, sampleServer } from './helpers/sample.ts';
 
 const server = sampleServer();
@@ -18,14 +19,14 @@ const formats = hasOgrinfo ? execFileSync('ogrinfo', ['--formats'], { encoding: 
 const drivers = new Set([...formats.matchAll(/^\s*(\S+(?: Shapefile)?) -/gm)].map((match) => match[1]!));
 if (!hasUnzip) console.warn('download-zip: `unzip` is not on PATH, so the tests that unzip archives are skipped.');
 if (!hasOgrinfo) console.warn('download-zip: `ogrinfo` is not on PATH (apt-get install gdal-bin), so the GDAL tests are skipped.');
-else for (const driver of ['GeoJSON', 'Parquet', 'ESRI Shapefile']) if (!drivers.has(driver)) console.warn(`download-zip: this GDAL has no ${driver} driver, so its GDAL test is skipped.`);
+else for (const driver of ['GeoJSON', 'Parquet', 'ESRI Shapefile', 'OpenFileGDB']) if (!drivers.has(driver)) console.warn(`download-zip: this GDAL has no ${driver} driver, so its GDAL test is skipped.`);
 
 interface Source {
   id: number;
   version: string;
   url: string;
   location: { path: string };
-  source_metadata: { feature_count?: number | null } | null;
+  source_metadata: { feature_count?: number | null; geometry_type?: string | null; bounds?: number[] | null } | null;
   links: { download_zip: string };
 }
 
@@ -235,11 +236,50 @@ describe('GDAL', () => {
       const geojson = sources.find((source: { format: string }) => source.format === 'geojson')!;
       const entry = shapefile.location.path.split('/').at(-1)!;
       const { stdout } = await promisify(execFile)('ogrinfo', ['-ro', '-al', '-geom=NO', `/vsizip/{/vsicurl/${origin}${zipPath(shapefile)}}/${entry}`], { env: { ...process.env, GDAL_HTTP_MAX_RETRY: '0' }, maxBuffer: 1 << 26 });
-      expect(Number(/Feature Count: (\d+)/.exec(stdout)?.[1]), detail).toBe(geojson.source_metadata!.feature_count);
+      // The count the catalog computed for the shapefile itself, and the GeoJSON's it was written from.
+      expect(Number(/Feature Count: (\d+)/.exec(stdout)?.[1]), detail).toBe(shapefile.source_metadata!.feature_count);
+      expect(shapefile.source_metadata!.feature_count).toBe(geojson.source_metadata!.feature_count);
       expect(stdout).toContain(`Geometry: ${type}`);
+      expect(shapefile.source_metadata!.geometry_type).toContain(type);
       expect(stdout).toMatch(/GEOGCRS\["WGS 84"/);
       expect(stdout).toContain(name);
     }
+  });
+});
+
+describe('the File Geodatabase', () => {
+  let origin = '';
+  let close: () => Promise<void> = async () => undefined;
+  beforeAll(async () => {
+    if (!hasOgrinfo) return;
+    const listening = serve({ fetch: (request: Request) => server.fetch(request), port: 0, hostname: '127.0.0.1', silent: true });
+    await listening.ready();
+    origin = `http://127.0.0.1:${new URL(listening.url!).port}`;
+    close = () => listening.close(true);
+  });
+  afterAll(() => close());
+
+  it.skipIf(!drivers.has('OpenFileGDB'))('opens in place from its download-zip with the OpenFileGDB driver: the catalogued count, type and bounds', async () => {
+    const source = (await listSources()).find((each) => each.format === 'file_geodatabase')!;
+    const folder = source.location.path.split('/').at(-1)!;
+    const { stdout } = await promisify(execFile)('ogrinfo', ['-ro', '-so', '-al', `/vsizip/{/vsicurl/${origin}${zipPath(source)}}/${folder}`], { env: { ...process.env, GDAL_HTTP_MAX_RETRY: '0' } });
+    expect(stdout).toContain('using driver `OpenFileGDB\'');
+    expect(stdout).toContain('Layer name: countries');
+    expect(Number(/Feature Count: (\d+)/.exec(stdout)?.[1])).toBe(source.source_metadata!.feature_count);
+    expect(stdout).toContain('Geometry: Multi Polygon');
+    expect(source.source_metadata!.geometry_type).toBe('MultiPolygon');
+    const extent = /Extent: \((\S+), (\S+)\) - \((\S+), (\S+)\)/.exec(stdout)!.slice(1).map(Number);
+    extent.forEach((value, index) => expect(value).toBeCloseTo(source.source_metadata!.bounds![index]!, 4));
+  });
+
+  it.skipIf(!hasUnzip)('downloads as one archive of the .gdb folder, every file under the folder\'s name', async () => {
+    const source = (await listSources()).find((each) => each.format === 'file_geodatabase')!;
+    const dir = await makeTempDir();
+    await writeFile(join(dir, 'a.zip'), await bytesOf(await get(server, zipPath(source))));
+    const listing = unzip(Buffer.alloc(0), dir, '-Z1', 'a.zip').toString('utf8').trim().split('\n').sort();
+    const onDisk = (await readdir(join(ROOT, 'catalog-data', 'data', source.location.path))).map((name) => `countries-110m.gdb/${name}`).sort();
+    expect(listing).toEqual(onDisk);
+    expect(listing).toContain('countries-110m.gdb/gdb');
   });
 });
 

@@ -20,8 +20,11 @@ export interface ResourceOptions {
   includeUrls: boolean;
 }
 
-/** Format types whose files DuckDB reads for schemas, best first. */
-export const SCHEMA_FORMAT_ORDER = ['geoparquet', 'geojson'] as const;
+/**
+ * Format types whose files the build reads for schemas, best first: DuckDB reads the first two, GDAL turns the
+ * others into GeoJSON for it (generator/enrich/inspect-gdal.ts).
+ */
+export const SCHEMA_FORMAT_ORDER = ['geoparquet', 'geojson', 'shapefile', 'file_geodatabase'] as const;
 
 /**
  * A collection as a resource. `dataset_count` appears in listings only: documents of one dataset leave it out,

@@ -10,6 +10,8 @@ import type { BuildIssue } from '../errors.ts';
 import type { FileOrigin, LocalDataFile } from '../model/build-model.ts';
 import { DataCache } from './data-cache.ts';
 import { DATA_FACTS_VERSION, inspectGeoJson, inspectGeoParquet, type DataFacts } from './inspect-data-file.ts';
+import { inspectWithGdal } from './inspect-gdal.ts';
+import { listSourceFiles } from '../../runtime/source-files.ts';
 import { createProgress, type ProgressReporter } from './progress.ts';
 import { makeTwins } from '../tiles/twins.ts';
 
@@ -29,11 +31,25 @@ export interface EnrichResult {
   filesRead: number;
 }
 
-/** Formats whose files are inspected, and how. GeoJSON is schema-capable when DuckDB's JSON reader reads it. */
-const INSPECTORS: Record<string, (instance: DuckDBInstance, path: string) => Promise<DataFacts>> = {
-  geoparquet: inspectGeoParquet,
-  geojson: inspectGeoJson,
+/** What an inspector gets besides the file: a folder for scratch files, and the layer its file record names. */
+interface InspectContext {
+  scratchDir: string;
+  layer: string | null;
+}
+
+/**
+ * Formats whose files are inspected, and how. GeoJSON is schema-capable when DuckDB's JSON reader reads it;
+ * GDAL (gdal3.js) reads a shapefile and a File Geodatabase's layer into GeoJSON for the same inspector.
+ */
+const INSPECTORS: Record<string, (instance: DuckDBInstance, path: string, context: InspectContext) => Promise<DataFacts>> = {
+  geoparquet: (instance, path) => inspectGeoParquet(instance, path),
+  geojson: (instance, path) => inspectGeoJson(instance, path),
+  shapefile: (instance, path, context) => inspectWithGdal(instance, path, context.scratchDir, context.layer),
+  file_geodatabase: (instance, path, context) => inspectWithGdal(instance, path, context.scratchDir, context.layer),
 };
+
+/** Formats whose data is several files: a shapefile's sidecars, a File Geodatabase's folder. */
+const MULTI_FILE = new Set(['shapefile', 'file_geodatabase']);
 
 interface Target {
   path: string;
@@ -44,7 +60,7 @@ interface Target {
 
 /**
  * Makes the PMTiles twins that are stale (generator/tiles/twins.ts), then fills source metadata from the data
- * files: size for every local file, and for GeoParquet and GeoJSON the
+ * files: size for every local file, and for GeoParquet, GeoJSON, shapefiles and File Geodatabases the
  * feature count, geometry types, invalid geometries by reason (GEOS), empty geometries, WGS84 bounds and a
  * data dictionary of every column.
  * Facts are cached by the file's content hash, so an unchanged file is not read again, and DuckDB is not
@@ -85,9 +101,7 @@ async function readFacts(model: CatalogModel, targets: Target[], context: ReadCo
   const advance = createProgress('reading data files', inspectable.length, options.progress);
   let done = 0;
   for (const target of targets) {
-    const size = (await stat(target.path)).size;
-    const sha256 = await cache.contentHash(target.path);
-    usedPaths.add(target.path);
+    const { size, sha256 } = await measure(target, cache, usedPaths, options.dataDir);
     for (const { source } of target.sources) {
       if (source.metadata) source.metadata.size_bytes = size;
       source.stored = { sha256, crs: null, geometry_column: null, times: [] };
@@ -98,12 +112,14 @@ async function readFacts(model: CatalogModel, targets: Target[], context: ReadCo
     }
     const inspect = INSPECTORS[target.formatType];
     if (!inspect) continue;
-    const key = `${target.formatType}:${sha256}`;
+    const layer = target.sources[0]!.file.layer_name;
+    // A geodatabase holds many layers: its facts are those of the file's own.
+    const key = `${target.formatType}:${sha256}${target.formatType === 'file_geodatabase' ? `:${layer}` : ''}`;
     usedKeys.add(key);
     let facts = cache.get(key);
     if (!facts) {
       try {
-        facts = await inspect(await duckdb(), target.path);
+        facts = await inspect(await duckdb(), target.path, { scratchDir: options.cacheDir, layer });
       } catch (error) {
         const reason = (error as Error).message.split('\n')[0]?.replaceAll(target.path, target.relative);
         const local = target.sources[0]!.local;
@@ -125,6 +141,25 @@ async function readFacts(model: CatalogModel, targets: Target[], context: ReadCo
   if (issues.length === 0) await cache.save(usedKeys, usedPaths);
   if (filesRead > 0) options.log(`read ${filesRead} data files (${usedKeys.size - filesRead} unchanged, from the cache)`);
   return { issues, warnings, filesRead };
+}
+
+/**
+ * The size and SHA-256 of a source's data. A shapefile or a File Geodatabase is several files: its size is
+ * theirs together (what its download holds) and its hash covers each file's name and hash, so a changed
+ * `.dbf` is read again like a changed `.shp`.
+ */
+async function measure(target: Target, cache: DataCache<DataFacts>, usedPaths: Set<string>, dataDir: string): Promise<{ size: number; sha256: string }> {
+  if (!MULTI_FILE.has(target.formatType)) {
+    usedPaths.add(target.path);
+    return { size: (await stat(target.path)).size, sha256: await cache.contentHash(target.path) };
+  }
+  const parts = listSourceFiles(dataDir, target.relative);
+  const hashes: [string, string][] = [];
+  for (const part of parts) {
+    usedPaths.add(part.path);
+    hashes.push([part.name, await cache.contentHash(part.path)]);
+  }
+  return { size: parts.reduce((sum, part) => sum + part.size, 0), sha256: hash('sha256', JSON.stringify(hashes), 'hex') };
 }
 
 /**

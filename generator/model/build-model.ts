@@ -104,6 +104,8 @@ export function buildModel(records: ParsedRecords, options: BuildModelOptions): 
   }
 
   const localFiles: LocalDataFile[] = [];
+  let lower: Set<string> | undefined;
+  const lowerDataFiles = () => (lower ??= new Set([...options.dataFiles].map((file) => file.toLowerCase())));
   const fileOrigins = new Map<number, FileOrigin>();
   const datasetSlugs = new Map<string, RecordOrigin>();
   for (const { record, origin } of records.datasets) {
@@ -125,7 +127,7 @@ export function buildModel(records: ParsedRecords, options: BuildModelOptions): 
       report('ReservedSlug', origin, ['slug'], `"${record.slug}" is reserved: /api/collections/{slug}/datasets/${record.slug} is a fixed route`);
       continue;
     }
-    const context = { ids, formats, storage, options, report, origin, localFiles, fileOrigins, brokenSlugs: records.brokenSlugs };
+    const context = { ids, formats, storage, options, report, origin, localFiles, fileOrigins, brokenSlugs: records.brokenSlugs, lowerDataFiles };
     collection.datasets.push(resolveDataset(record, key, collection.id, context));
   }
 
@@ -156,6 +158,8 @@ interface ResolveContext {
   localFiles: LocalDataFile[];
   fileOrigins: Map<number, FileOrigin>;
   brokenSlugs: Set<string>;
+  /** The data folder's paths in lower case, made when a shapefile's sidecars are first looked up. */
+  lowerDataFiles: () => Set<string>;
 }
 
 function resolveDataset(record: DatasetRecord, key: string, collectionId: number, context: ResolveContext): DatasetModel {
@@ -223,9 +227,7 @@ function resolveFile(record: FileRecord, fileIndex: number, key: string, dataset
         context.report('PathOutsideStorage', context.origin, [...path, 'path'], `"${source.path}" leads out of its storage location; give a path inside it, without "..", "." or empty segments, a leading "/" or "\\"`);
         return;
       }
-      if (source.path !== undefined && location.local && !context.options.dataFiles.has(source.path)) {
-        context.report('MissingDataFile', context.origin, [...path, 'path'], `no file "${source.path}" in the data folder`);
-      }
+      if (source.path !== undefined && location.local) checkLocalFile(source.path, format.format_type, [...path, 'path'], context);
       const { id: sourceId, created_at: sourceCreated } = context.ids.assign('source', `${key}/${sourceKey}`);
       sourceIds.set(sourceKey, sourceId);
       const model: SourceModel = {
@@ -264,6 +266,33 @@ function resolveFile(record: FileRecord, fileIndex: number, key: string, dataset
     }
   }
   return file;
+}
+
+/** The sidecars a shapefile cannot be read without: the index of its shapes and the table of its attributes. */
+export const REQUIRED_SHAPEFILE_PARTS = ['.shx', '.dbf'];
+
+/**
+ * Checks that a local source's data is in the data folder: a file, or for a File Geodatabase a folder with
+ * files in it; and that a shapefile has the sidecars it cannot be read without (any case, as GDAL finds them).
+ */
+function checkLocalFile(path: string, formatType: string, at: PropertyKey[], context: ResolveContext): void {
+  const files = context.options.dataFiles;
+  if (formatType === 'file_geodatabase') {
+    const folder = `${path}/`;
+    if (![...files].some((file) => file.startsWith(folder))) context.report('MissingDataFile', context.origin, at, `no folder "${path}" with files in it in the data folder`);
+    return;
+  }
+  if (!files.has(path)) {
+    context.report('MissingDataFile', context.origin, at, `no file "${path}" in the data folder`);
+    return;
+  }
+  if (formatType !== 'shapefile') return;
+  const stem = path.replace(/\.shp$/i, '').toLowerCase();
+  const lower = context.lowerDataFiles();
+  const missing = REQUIRED_SHAPEFILE_PARTS.filter((part) => !lower.has(`${stem}${part}`));
+  if (missing.length > 0) {
+    context.report('IncompleteShapefile', context.origin, at, `"${path}" has no ${missing.join(' and no ')} beside it; a shapefile is read with its ${REQUIRED_SHAPEFILE_PARTS.join(' and ')}`);
+  }
 }
 
 /**
