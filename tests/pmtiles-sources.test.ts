@@ -10,6 +10,7 @@ import { BuildError } from '../generator/errors.ts';
 import { loadConfig } from '../runtime/config.ts';
 import { makeTempDir, ROOT, snapshotTree } from './helpers/catalog.ts';
 import { LocalSource } from './helpers/pmtiles.ts';
+import { get, sampleServer } from './helpers/sample.ts';
 
 /** A one-file catalog whose file has one `pmtiles` source, `tiles/world.pmtiles` in its own data folder. */
 async function pmtilesCatalog() {
@@ -146,5 +147,28 @@ describe('the PMTiles twin of a GeoParquet source', () => {
     expect(await readFile(twin, 'utf8')).toBe('a steward\'s own file');
     const after = await snapshotTree(config.distDir);
     expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
+  });
+});
+
+describe('the sample\'s PMTiles twins under /data', () => {
+  it('are served by byte ranges with their media type, so the pmtiles reader gets a tile as over object storage', async () => {
+    const server = sampleServer();
+    const path = '/data/natural-earth/countries/2.0.2/countries-110m.pmtiles';
+    const head = await get(server, path, { range: 'bytes=0-126' });
+    expect(head.status).toBe(206);
+    expect(head.headers.get('content-type')).toBe('application/vnd.pmtiles');
+    expect(head.headers.get('accept-ranges')).toBe('bytes');
+    const source = {
+      getKey: () => path,
+      getBytes: async (offset: number, length: number) => {
+        const response = await get(server, path, { range: `bytes=${offset}-${offset + length - 1}` });
+        expect(response.status).toBe(206);
+        return { data: await response.arrayBuffer() };
+      },
+    };
+    const archive = new PMTiles(source);
+    expect((await archive.getHeader()).tileType).toBe(1);
+    const tile = await archive.getZxy(0, 0, 0);
+    expect(tile?.data.byteLength).toBeGreaterThan(1000);
   });
 });
