@@ -107,6 +107,27 @@ describe('the PMTiles twin of a GeoParquet file', () => {
     expect(await namesAt(archive, 'countries', 4, fx, fy)).toContain('Fiji');
   });
 
+  it('goes deep enough for sparse points that a map zoomed in draws each within about a kilometre of its place', async () => {
+    // The world's 240-odd capitals fit one small tile at zoom 0, where a tile unit is 10 km; the twin still goes
+    // to the zoom their spacing asks for.
+    const source = join(ROOT, 'catalog-data/data/geonames/national-capitals/3.1.0/national-capitals.parquet');
+    const archive = new PMTiles(new LocalSource(await twin(source, 'capitals')));
+    const z = made.get('capitals')!.maxZoom;
+    const connection = await instance.connect();
+    const rows = (await connection.runAndReadAll(`SELECT name, bbox.xmin AS lon, bbox.ymin AS lat FROM read_parquet('${source}')`)).getRowObjects();
+    let worst = 0;
+    for (const row of rows) {
+      const [x, y] = tileOf(Number(row.lon), Number(row.lat), z);
+      const tile = await archive.getZxy(z, x, y);
+      const layer = new VectorTile(new PbfReader(new Uint8Array(tile!.data))).layers.capitals!;
+      const features = Array.from({ length: layer.length }, (_, index) => layer.feature(index)).filter((feature) => feature.properties.name === row.name);
+      const [lon, lat] = (features[0]!.toGeoJSON(x, y, z).geometry as { coordinates: [number, number] }).coordinates;
+      worst = Math.max(worst, Math.abs(lon - Number(row.lon)), Math.abs(lat - Number(row.lat)));
+    }
+    expect(rows.length).toBeGreaterThan(200);
+    expect(worst).toBeLessThan(0.015);
+  });
+
   it('comes out byte for byte the same from the same file', async () => {
     const first = readFileSync(join(dir, 'cities.pmtiles'));
     await twin(CITIES, 'cities');

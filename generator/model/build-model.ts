@@ -269,7 +269,7 @@ function resolveFile(record: FileRecord, fileIndex: number, key: string, dataset
 }
 
 /** The sidecars a shapefile cannot be read without: the index of its shapes and the table of its attributes. */
-export const REQUIRED_SHAPEFILE_PARTS = ['.shx', '.dbf'];
+const REQUIRED_SHAPEFILE_PARTS = ['.shx', '.dbf'];
 
 /**
  * Checks that a local source's data is in the data folder: a file, or for a File Geodatabase a folder with

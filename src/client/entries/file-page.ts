@@ -1,8 +1,9 @@
 /**
  * The file page's script. It reads the first rows of the file's GeoParquet source in the browser
  * (parquet-wasm over HTTP range requests, no server), shows them as a table, and draws the file's extent on a
- * map with every feature from the file's PMTiles archive when it has one, else the rows read. Markup: `src/components/FilePreview.astro`. maplibre-gl (through createMapView),
- * parquet-wasm and apache-arrow are loaded by dynamic import, so the page's first load carries none of them.
+ * map, with every feature from the file's PMTiles archive when it has one, else the rows read. Markup:
+ * `src/components/FilePreview.astro`. maplibre-gl (through createMapView), pmtiles, parquet-wasm and
+ * apache-arrow are loaded by dynamic import, so the page's first load carries none of them.
  */
 import '../../styles/preview.css';
 import type { FeatureCollection } from 'geojson';
