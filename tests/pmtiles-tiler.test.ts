@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { VectorTile } from '@mapbox/vector-tile';
+import type { Point } from 'geojson';
 import { PbfReader } from 'pbf';
 import { PMTiles } from 'pmtiles';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -121,7 +122,7 @@ describe('the PMTiles twin of a GeoParquet file', () => {
       const tile = await archive.getZxy(z, x, y);
       const layer = new VectorTile(new PbfReader(new Uint8Array(tile!.data))).layers.capitals!;
       const features = Array.from({ length: layer.length }, (_, index) => layer.feature(index)).filter((feature) => feature.properties.name === row.name);
-      const [lon, lat] = (features[0]!.toGeoJSON(x, y, z).geometry as { coordinates: [number, number] }).coordinates;
+      const [lon, lat] = (features[0]!.toGeoJSON(x, y, z).geometry as Point).coordinates as [number, number];
       worst = Math.max(worst, Math.abs(lon - Number(row.lon)), Math.abs(lat - Number(row.lat)));
     }
     expect(rows.length).toBeGreaterThan(200);
