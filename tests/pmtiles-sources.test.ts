@@ -1,4 +1,6 @@
-import { copyFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { VectorTile } from '@mapbox/vector-tile';
+import { PbfReader } from 'pbf';
 import { PMTiles } from 'pmtiles';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -150,25 +152,45 @@ describe('the PMTiles twin of a GeoParquet source', () => {
   });
 });
 
-describe('the sample\'s PMTiles twins under /data', () => {
-  it('are served by byte ranges with their media type, so the pmtiles reader gets a tile as over object storage', async () => {
-    const server = sampleServer();
-    const path = '/data/natural-earth/countries/2.0.2/countries-110m.pmtiles';
-    const head = await get(server, path, { range: 'bytes=0-126' });
-    expect(head.status).toBe(206);
-    expect(head.headers.get('content-type')).toBe('application/vnd.pmtiles');
-    expect(head.headers.get('accept-ranges')).toBe('bytes');
-    const source = {
-      getKey: () => path,
-      getBytes: async (offset: number, length: number) => {
-        const response = await get(server, path, { range: `bytes=${offset}-${offset + length - 1}` });
-        expect(response.status).toBe(206);
-        return { data: await response.arrayBuffer() };
-      },
-    };
-    const archive = new PMTiles(source);
-    expect((await archive.getHeader()).tileType).toBe(1);
-    const tile = await archive.getZxy(0, 0, 0);
-    expect(tile?.data.byteLength).toBeGreaterThan(1000);
+describe('the sample\'s PMTiles twins', () => {
+  it('are one per GeoParquet file, and the pmtiles package reads each: header, metadata, and a zoom-0 tile of features', async () => {
+    const dataDir = join(ROOT, 'catalog-data/data');
+    const files = (await readdir(dataDir, { recursive: true })).map(String);
+    const parquet = files.filter((file) => file.endsWith('.parquet')).sort();
+    const twins = files.filter((file) => file.endsWith('.pmtiles')).sort();
+    expect(twins).toEqual(parquet.map((file) => file.replace(/\.parquet$/, '.pmtiles')));
+    for (const twin of twins) {
+      const archive = new PMTiles(new LocalSource(join(dataDir, twin)));
+      const header = await archive.getHeader();
+      const metadata = (await archive.getMetadata()) as { vector_layers: { id: string }[]; geoshelf: { features: number } };
+      expect(header.tileType, twin).toBe(1);
+      expect(metadata.geoshelf.features, twin).toBeGreaterThan(0);
+      const tile = await archive.getZxy(0, 0, 0);
+      const layer = new VectorTile(new PbfReader(new Uint8Array(tile!.data))).layers[metadata.vector_layers[0]!.id];
+      expect(layer?.length, twin).toBeGreaterThan(0);
+    }
+  });
+
+  describe('under /data', () => {
+    it('are served by byte ranges with their media type, so the pmtiles reader gets a tile as over object storage', async () => {
+      const server = sampleServer();
+      const path = '/data/natural-earth/countries/2.0.2/countries-110m.pmtiles';
+      const head = await get(server, path, { range: 'bytes=0-126' });
+      expect(head.status).toBe(206);
+      expect(head.headers.get('content-type')).toBe('application/vnd.pmtiles');
+      expect(head.headers.get('accept-ranges')).toBe('bytes');
+      const source = {
+        getKey: () => path,
+        getBytes: async (offset: number, length: number) => {
+          const response = await get(server, path, { range: `bytes=${offset}-${offset + length - 1}` });
+          expect(response.status).toBe(206);
+          return { data: await response.arrayBuffer() };
+        },
+      };
+      const archive = new PMTiles(source);
+      expect((await archive.getHeader()).tileType).toBe(1);
+      const tile = await archive.getZxy(0, 0, 0);
+      expect(tile?.data.byteLength).toBeGreaterThan(1000);
+    });
   });
 });
