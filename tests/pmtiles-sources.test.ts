@@ -9,24 +9,17 @@ import { writePmTiles } from '../runtime/pmtiles.ts';
 import { encodeWkb } from '../core/geo/wkb.ts';
 import { buildCatalog } from '../generator/build.ts';
 import { BuildError } from '../generator/errors.ts';
-import { loadConfig } from '../runtime/config.ts';
-import { makeTempDir, ROOT, snapshotTree } from './helpers/catalog.ts';
+import { makeTempCatalog, ROOT, snapshotTree } from './helpers/catalog.ts';
 import { LocalSource } from './helpers/pmtiles.ts';
 import { get, sampleServer } from './helpers/sample.ts';
 
 /** A one-file catalog whose file has one `pmtiles` source, `tiles/world.pmtiles` in its own data folder. */
 async function pmtilesCatalog() {
-  const root = await makeTempDir();
-  const catalogDir = join(root, 'catalog');
-  const dataDir = join(root, 'data');
-  await mkdir(join(catalogDir, 'collections'), { recursive: true });
-  await mkdir(join(catalogDir, 'datasets'), { recursive: true });
+  const { config, dataDir } = await makeTempCatalog({
+    'formats.yaml': '- slug: pmtiles\n  format_type: pmtiles\n  name: PMTiles v3\n  mime_type: application/vnd.pmtiles\n',
+    'datasets/world.yaml': ['slug: world', 'collection: maps', 'name: World', 'files:', '  - slug: world', '    name: World', '    formats:', '      - format: pmtiles', '        sources:', '          - version: 1', '            path: tiles/world.pmtiles', ''].join('\n'),
+  });
   await mkdir(join(dataDir, 'tiles'), { recursive: true });
-  await copyFile(join(ROOT, 'catalog-data/storage-locations.yaml'), join(catalogDir, 'storage-locations.yaml'));
-  await writeFile(join(catalogDir, 'formats.yaml'), '- slug: pmtiles\n  format_type: pmtiles\n  name: PMTiles v3\n  mime_type: application/vnd.pmtiles\n');
-  await writeFile(join(catalogDir, 'collections/maps.yaml'), 'slug: maps\nname: Maps\n');
-  await writeFile(join(catalogDir, 'datasets/world.yaml'), ['slug: world', 'collection: maps', 'name: World', 'files:', '  - slug: world', '    name: World', '    formats:', '      - format: pmtiles', '        sources:', '          - version: 1', '            path: tiles/world.pmtiles', ''].join('\n'));
-  const config = loadConfig({}, { catalogDir, dataDir, distDir: join(root, 'dist'), cacheDir: join(root, 'cache'), baseUrl: 'https://catalog.example.org', buildConcurrency: 2 });
   return { config, archive: join(dataDir, 'tiles/world.pmtiles') };
 }
 
@@ -67,18 +60,10 @@ describe('a PMTiles source', () => {
  * national capitals), and a `pmtiles` format in formats.yaml, so the build gives it a twin.
  */
 async function twinCatalog() {
-  const root = await makeTempDir();
-  const catalogDir = join(root, 'catalog');
-  const dataDir = join(root, 'data');
-  await mkdir(join(catalogDir, 'collections'), { recursive: true });
-  await mkdir(join(catalogDir, 'datasets'), { recursive: true });
-  await mkdir(join(dataDir, 'places'), { recursive: true });
-  await copyFile(join(ROOT, 'catalog-data/storage-locations.yaml'), join(catalogDir, 'storage-locations.yaml'));
-  await copyFile(join(ROOT, 'catalog-data/formats.yaml'), join(catalogDir, 'formats.yaml'));
-  await copyFile(join(ROOT, 'catalog-data/data/geonames/national-capitals/3.1.0/national-capitals.parquet'), join(dataDir, 'places/capitals.parquet'));
-  await writeFile(join(catalogDir, 'collections/maps.yaml'), 'slug: maps\nname: Maps\n');
-  await writeFile(join(catalogDir, 'datasets/places.yaml'), ['slug: places', 'collection: maps', 'name: Places', 'files:', '  - slug: capitals', '    name: Capitals', '    formats:', '      - format: geoparquet', '        sources:', '          - version: 1', '            path: places/capitals.parquet', ''].join('\n'));
-  const config = loadConfig({}, { catalogDir, dataDir, distDir: join(root, 'dist'), cacheDir: join(root, 'cache'), baseUrl: 'https://catalog.example.org', buildConcurrency: 2 });
+  const { config, dataDir } = await makeTempCatalog({
+    'formats.yaml': await readFile(join(ROOT, 'catalog-data/formats.yaml'), 'utf8'),
+    'datasets/places.yaml': ['slug: places', 'collection: maps', 'name: Places', 'files:', '  - slug: capitals', '    name: Capitals', '    formats:', '      - format: geoparquet', '        sources:', '          - version: 1', '            path: places/capitals.parquet', ''].join('\n'),
+  }, { 'places/capitals.parquet': join(ROOT, 'catalog-data/data/geonames/national-capitals/3.1.0/national-capitals.parquet') });
   const detail = async () => JSON.parse(await readFile(join(config.distDir, 'api/collections/maps/datasets/places/files/capitals/index.json'), 'utf8')) as { file: { formats: { format: { format_type: string }; sources: Source[] }[] } };
   return { config, parquet: join(dataDir, 'places/capitals.parquet'), twin: join(dataDir, 'places/capitals.pmtiles'), detail };
 }

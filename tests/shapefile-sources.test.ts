@@ -1,10 +1,9 @@
-import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildCatalog } from '../generator/build.ts';
 import { BuildError } from '../generator/errors.ts';
-import { loadConfig } from '../runtime/config.ts';
-import { makeTempDir, ROOT, snapshotTree } from './helpers/catalog.ts';
+import { makeTempCatalog, ROOT, snapshotTree } from './helpers/catalog.ts';
 
 const SAMPLE = join(ROOT, 'catalog-data/data/geonames/megacities/3.1.0');
 const PARTS = ['shp', 'shx', 'dbf', 'prj', 'cpg'];
@@ -14,27 +13,20 @@ const PARTS = ['shp', 'shx', 'dbf', 'prj', 'cpg'];
  * megacities), and a GeoJSON one of version 1, the same points.
  */
 async function shapefileCatalog() {
-  const root = await makeTempDir();
-  const catalogDir = join(root, 'catalog');
-  const dataDir = join(root, 'data');
-  await mkdir(join(catalogDir, 'collections'), { recursive: true });
-  await mkdir(join(catalogDir, 'datasets'), { recursive: true });
-  await mkdir(join(dataDir, 'places'), { recursive: true });
-  await copyFile(join(ROOT, 'catalog-data/storage-locations.yaml'), join(catalogDir, 'storage-locations.yaml'));
-  await writeFile(join(catalogDir, 'formats.yaml'), [
-    '- slug: shapefile', '  format_type: shapefile', '  name: ESRI Shapefile', '  mime_type: application/x-esri-shape',
-    '- slug: geojson', '  format_type: geojson', '  name: GeoJSON', '  mime_type: application/geo+json', '',
-  ].join('\n'));
-  for (const part of PARTS) await copyFile(join(SAMPLE, `megacities.${part}`), join(dataDir, `places/cities.${part}`));
-  await copyFile(join(SAMPLE, 'megacities.geojson'), join(dataDir, 'places/cities.geojson'));
-  await writeFile(join(catalogDir, 'collections/maps.yaml'), 'slug: maps\nname: Maps\n');
-  await writeFile(join(catalogDir, 'datasets/places.yaml'), [
-    'slug: places', 'collection: maps', 'name: Places', 'files:', '  - slug: cities', '    name: Cities', '    formats:',
-    '      - format: shapefile', '        sources:', '          - version: 2', '            path: places/cities.shp',
-    '      - format: geojson', '        sources:', '          - version: 1', '            path: places/cities.geojson', '',
-  ].join('\n'));
-  const config = loadConfig({}, { catalogDir, dataDir, distDir: join(root, 'dist'), cacheDir: join(root, 'cache'), baseUrl: 'https://catalog.example.org', buildConcurrency: 2 });
-  return { config, dataDir };
+  return makeTempCatalog({
+    'formats.yaml': [
+      '- slug: shapefile', '  format_type: shapefile', '  name: ESRI Shapefile', '  mime_type: application/x-esri-shape',
+      '- slug: geojson', '  format_type: geojson', '  name: GeoJSON', '  mime_type: application/geo+json', '',
+    ].join('\n'),
+    'datasets/places.yaml': [
+      'slug: places', 'collection: maps', 'name: Places', 'files:', '  - slug: cities', '    name: Cities', '    formats:',
+      '      - format: shapefile', '        sources:', '          - version: 2', '            path: places/cities.shp',
+      '      - format: geojson', '        sources:', '          - version: 1', '            path: places/cities.geojson', '',
+    ].join('\n'),
+  }, {
+    ...Object.fromEntries(PARTS.map((part) => [`places/cities.${part}`, join(SAMPLE, `megacities.${part}`)])),
+    'places/cities.geojson': join(SAMPLE, 'megacities.geojson'),
+  });
 }
 
 interface Metadata {

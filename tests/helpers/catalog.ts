@@ -1,6 +1,6 @@
-import { cp, mkdtemp, readdir, readFile, stat } from 'node:fs/promises';
+import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { loadConfig, type Config } from '../../runtime/config.ts';
 
 /** The repository root. */
@@ -32,6 +32,29 @@ export async function makeTestConfig(options: { catalog?: string; copyCatalog?: 
     buildConcurrency: 2,
   });
   return { ...config, root };
+}
+
+/**
+ * A small catalog in a temporary folder with a data folder of its own: the sample's storage locations, a
+ * collection `maps`, and the given record files (`formats.yaml`, `datasets/*.yaml`, …); `data` copies files
+ * into the data folder (its path there → the file to copy).
+ */
+export async function makeTempCatalog(records: Record<string, string>, data: Record<string, string> = {}): Promise<{ config: Config; dataDir: string }> {
+  const root = await makeTempDir();
+  const catalogDir = join(root, 'catalog');
+  const dataDir = join(root, 'data');
+  const files = { 'storage-locations.yaml': await readFile(join(ROOT, 'catalog-data/storage-locations.yaml'), 'utf8'), 'collections/maps.yaml': 'slug: maps\nname: Maps\n', ...records };
+  for (const [path, text] of Object.entries(files)) {
+    await mkdir(dirname(join(catalogDir, path)), { recursive: true });
+    await writeFile(join(catalogDir, path), text);
+  }
+  await mkdir(dataDir, { recursive: true });
+  for (const [path, from] of Object.entries(data)) {
+    await mkdir(dirname(join(dataDir, path)), { recursive: true });
+    await copyFile(from, join(dataDir, path));
+  }
+  const config = loadConfig({}, { catalogDir, dataDir, distDir: join(root, 'dist'), cacheDir: join(root, 'cache'), baseUrl: 'https://catalog.example.org', buildConcurrency: 2 });
+  return { config, dataDir };
 }
 
 /** Every file under a folder with its bytes, keyed by relative path. */
