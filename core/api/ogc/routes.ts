@@ -1,10 +1,8 @@
 import { z } from 'zod';
-import { API_VERSION } from '../../constants.ts';
 import {
   OgcCollectionSchema, OgcCollectionsSchema, OgcConformanceSchema, OgcExceptionSchema, OgcFeatureCollectionSchema, OgcFeatureSchema,
   OgcLandingPageSchema, OgcQueryablesSchema,
 } from '../../../schemas/ogc.ts';
-import { createOpenApiDocument } from '../openapi.ts';
 import { CONDITIONAL_HEADERS } from '../catalog/params.ts';
 import { defineRoute, type Route, type RouteResponse } from '../route-table.ts';
 import {
@@ -21,7 +19,8 @@ export const OGC_TYPES = {
 } as const;
 
 const FEATURES = 'features';
-const FEATURES_TAGS = [{ name: FEATURES, description: 'OGC API - Features Part 1: the GeoParquet files of the catalog as feature collections.' }];
+/** The one tag of the /features operations. */
+export const FEATURES_TAGS = [{ name: FEATURES, description: 'OGC API - Features Part 1: the GeoParquet files of the catalog as feature collections.' }];
 
 const body = (type: string, schema: z.ZodType, description: string): RouteResponse => ({ description, contentType: type, schema });
 const exception = (description: string): RouteResponse => body(OGC_TYPES.json, OgcExceptionSchema, description);
@@ -110,19 +109,3 @@ export const OGC_ROUTES = {
 
 /** Every /features route, for the OpenAPI document and the server. */
 export const FEATURES_ROUTES = Object.values(OGC_ROUTES) as Route[];
-
-/** The OpenAPI 3.0 document of /features (`service-desc` of the landing page), made from the route table. */
-export function createFeaturesOpenApiDocument(baseUrl: string): Record<string, unknown> {
-  return createOpenApiDocument({
-    routes: FEATURES_ROUTES,
-    tags: FEATURES_TAGS,
-    serverUrl: baseUrl,
-    openapi: '3.0.3',
-    info: {
-      title: 'geoshelf OGC API - Features',
-      version: API_VERSION,
-      description: 'The GeoParquet files of the catalog as OGC API - Features Part 1 collections: GeoJSON in CRS84, paged by feature id. Errors are OGC exceptions {code, description}.',
-      license: { name: 'MIT', url: 'https://opensource.org/licenses/MIT' },
-    },
-  });
-}
