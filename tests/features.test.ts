@@ -156,7 +156,19 @@ describe('OGC API - Features over the sample catalog', () => {
     const rows = (await duck.runAndReadAll(`SELECT file_row_number, name FROM read_parquet('${dataPath('natural-earth/countries/2.0.2/countries-110m.parquet')}', file_row_number = true) ORDER BY 1`)).getRows();
     expect(walked.ids).toEqual(rows.map((row) => Number(row[0])));
     expect(walked.names).toEqual(rows.map((row) => row[1]));
-    expect(walked.pages).toBe(Math.ceil(rows.length / 25));
+    expect(walked.sizes).toEqual([25, 50, 100, rows.length - 175]);
+  });
+
+  it.each([
+    ['without filters', `/features/collections/${CITIES}/items`],
+    ['with a bbox', `/features/collections/${CITIES}/items?bbox=-180,-60,180,80`],
+  ])('next links %s double the page size up to 1,000, so a client that pages at 10 reads a collection in few requests', async (_, path) => {
+    const walked = await walk(path);
+    const expected: number[] = [];
+    for (let size = 10, left = walked.ids.length; left > 0; left -= expected.at(-1)!, size = Math.min(size * 2, 1000)) expected.push(Math.min(size, left));
+    expect(walked.ids.length).toBeGreaterThan(5000);
+    expect(walked.sizes).toEqual(expected);
+    expect(new Set(walked.ids).size).toBe(walked.ids.length);
   });
 
   it('a prev link leads back to the page before', async () => {
@@ -339,6 +351,24 @@ describe.skipIf(!hasGdal)('GDAL reads the API with its OAPIF driver', () => {
     expect(stdout).toContain(`Feature Count: ${body.numberReturned}`);
   });
 
+  it('ogr2ogr with no options copies the largest collection whole, in pages that grow from the 10 it asks for', async () => {
+    const { id, count } = await findLargestCollection();
+    const folder = await makeTempDir('geoshelf-ogr-');
+    const out = join(folder, 'copy.gpkg');
+    const seen = requests.length;
+    const started = performance.now();
+    await run('ogr2ogr', ['-f', 'GPKG', out, base(), id], { timeout: 900_000 });
+    const seconds = (performance.now() - started) / 1000;
+    const pages = itemsRequests(requests.slice(seen), id);
+    const { stdout } = await run('ogrinfo', ['-so', out, id]);
+    await rm(folder, { recursive: true, force: true });
+    console.log(`features: ogr2ogr (GDAL 3.6, no options) copied ${count} features of ${id} in ${seconds.toFixed(1)} s, ${pages.length} item pages`);
+    expect(stdout).toContain(`Feature Count: ${count}`);
+    expect(pages[0]?.searchParams.get('limit')).toBe('10');
+    // At 10 a page, as GDAL 3.6 asks whatever the API declares, the copy took 13,500 pages and 10 minutes.
+    expect(pages.length).toBeLessThan(count / 500);
+  }, 900_000);
+
   it('ogr2ogr -where name = … sends the property to the server: one filtered page, not a scan of the collection', async () => {
     const folder = await makeTempDir('geoshelf-ogr-');
     const out = join(folder, 'fiji.json');
@@ -377,6 +407,16 @@ describe.skipIf(!qgisPython)('QGIS reads the API with its OAPIF provider', () =>
     for (const [name, lon, lat] of US_PLACES) expect(lon >= west && lon <= east && lat >= south && lat <= north, `${name} in ${numbers.join(', ')}`).toBe(true);
   });
 });
+
+/** The collection with the most features, by the catalog's count of its file. */
+async function findLargestCollection(): Promise<{ id: string; count: number }> {
+  const { body } = await getJson('/features/collections');
+  const counts = await Promise.all(body.collections.map(async (collection: { id: string; links: { rel: string; href: string }[] }) => {
+    const file = await getJson(collection.links.find((link) => link.rel === 'describedby')!.href);
+    return { id: collection.id, count: Number(file.body.file.file_metadata.feature_count) };
+  }));
+  return counts.sort((a, b) => b.count - a.count)[0]!;
+}
 
 /** The requests for pages of a collection's items, from the access log. */
 function itemsRequests(urls: string[], collectionId: string): URL[] {

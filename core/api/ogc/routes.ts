@@ -6,7 +6,7 @@ import {
 import { CONDITIONAL_HEADERS } from '../catalog/params.ts';
 import { defineRoute, type Route, type RouteResponse } from '../route-table.ts';
 import {
-  AfterParam, BboxCrsParam, BboxParam, BeforeParam, CollectionIdParam, DatetimeParam, FeatureIdParam, FormatParam, LimitParam,
+  AfterParam, BboxCrsParam, BboxParam, BeforeParam, CollectionIdParam, DatetimeParam, FeatureIdParam, FormatParam, LimitParam, NEXT_PAGE_LIMIT,
 } from './params.ts';
 
 /** Media types of the /features surface. */
@@ -83,7 +83,7 @@ export const OGC_ROUTES = {
   }),
   getFeatures: defineRoute({
     id: 'getFeatures', method: 'GET', path: '/features/collections/{collectionId}/items', tag: FEATURES, summary: 'Features',
-    description: 'One page of the features of a collection, filtered by bbox, datetime and queryables (`?name=value`, each a column the queryables route lists), in file order. next and prev links page by feature id, so a deep page costs what the first does. numberMatched is given when it is cheap: without filters, or when the file has at most 250,000 rows.',
+    description: `One page of the features of a collection, filtered by bbox, datetime and queryables (\`?name=value\`, each a column the queryables route lists), in file order. next and prev links page by feature id, so a deep page costs what the first does; each next link asks for twice the features of its page, up to ${NEXT_PAGE_LIMIT} (a larger limit is kept), so a client that follows them from a small limit reads a collection in few requests. numberMatched is given when it is cheap: without filters, or when the file has at most 250,000 rows.`,
     pathParams: collectionPath,
     query: {
       limit: LimitParam, bbox: BboxParam, 'bbox-crs': BboxCrsParam, datetime: DatetimeParam,
