@@ -392,14 +392,17 @@ describe.skipIf(!hasGdal)('GDAL reads the API with its OAPIF driver', () => {
 });
 
 describe.skipIf(!qgisPython)('QGIS reads the API with its OAPIF provider', () => {
-  it('frames the US counties, which cross the antimeridian, around every state and territory', async () => {
+  it.each([
+    ['/features', COUNTIES],
+    ['/stac/api', 'us-census.us-boundaries'],
+  ])('frames %s %s, which crosses the antimeridian, around every state and territory', async (api, collection) => {
     const script = [
       'import sys', 'from qgis.core import QgsApplication, QgsVectorLayer',
       'app = QgsApplication([], False)', 'app.initQgis()',
-      "layer = QgsVectorLayer(f\"url='{sys.argv[1]}' typename='{sys.argv[2]}'\", 'counties', 'OAPIF')",
+      "layer = QgsVectorLayer(f\"url='{sys.argv[1]}' typename='{sys.argv[2]}'\", 'layer', 'OAPIF')",
       'e = layer.extent()', "print('VALID' if layer.isValid() else 'INVALID', e.xMinimum(), e.yMinimum(), e.xMaximum(), e.yMaximum())",
     ].join('\n');
-    const { stdout } = await run(qgisPython!, ['-c', script, `${site.origin}/features`, COUNTIES], { timeout: 120_000, env: { ...process.env, QT_QPA_PLATFORM: 'offscreen' } });
+    const { stdout } = await run(qgisPython!, ['-c', script, `${site.origin}${api}`, collection], { timeout: 120_000, env: { ...process.env, QT_QPA_PLATFORM: 'offscreen' } });
     const [valid, ...numbers] = stdout.trim().split(/\s+/).slice(-5);
     expect(valid).toBe('VALID');
     const [west, south, east, north] = numbers.map(Number) as [number, number, number, number];
