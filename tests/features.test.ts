@@ -359,7 +359,7 @@ describe.skipIf(!hasGdal)('GDAL reads the API with its OAPIF driver', () => {
     const started = performance.now();
     await run('ogr2ogr', ['-f', 'GPKG', out, base(), id], { timeout: 900_000 });
     const seconds = (performance.now() - started) / 1000;
-    const pages = itemsRequests(requests.slice(seen), id);
+    const pages = listItemsRequests(requests.slice(seen), id);
     const { stdout } = await run('ogrinfo', ['-so', out, id]);
     await rm(folder, { recursive: true, force: true });
     console.log(`features: ogr2ogr (GDAL 3.6, no options) copied ${count} features of ${id} in ${seconds.toFixed(1)} s, ${pages.length} item pages`);
@@ -377,7 +377,7 @@ describe.skipIf(!hasGdal)('GDAL reads the API with its OAPIF driver', () => {
     const copied = JSON.parse(await readFile(out, 'utf8'));
     await rm(folder, { recursive: true, force: true });
     expect(copied.features.map((feature: { properties: { name: string } }) => feature.properties.name)).toEqual(['Fiji']);
-    const pages = itemsRequests(requests.slice(seen), COUNTRIES);
+    const pages = listItemsRequests(requests.slice(seen), COUNTRIES);
     const filtered = pages.filter((url) => url.searchParams.get('name') === 'Fiji');
     expect(filtered).toHaveLength(1);
     // GDAL reads one unfiltered page for the layer's fields first; without the pushdown it read all 18.
@@ -422,7 +422,7 @@ async function findLargestCollection(): Promise<{ id: string; count: number }> {
 }
 
 /** The requests for pages of a collection's items, from the access log. */
-function itemsRequests(urls: string[], collectionId: string): URL[] {
+function listItemsRequests(urls: string[], collectionId: string): URL[] {
   return urls.map((url) => new URL(url)).filter((url) => url.pathname === `/features/collections/${collectionId}/items`);
 }
 
