@@ -190,7 +190,7 @@ export function createMcpServer({ snapshot, queries }: McpDependencies): McpServ
     {
       maxToolInputElements: MAX_TOOL_INPUT_ELEMENTS,
       jsonSchemaValidator: SHARED_VALIDATOR,
-      instructions: 'A catalog of geospatial datasets. list_collections, then search_datasets to find data; get_dataset for the ids of its '
+      instructions: 'A catalog of geospatial datasets. search_datasets finds data in every collection (or in one of list_collections); get_dataset for the ids of its '
         + 'files and sources; get_file for the columns; run_query to run SQL over sources by alias; get_query_page with next_offset for more rows.',
     },
   );

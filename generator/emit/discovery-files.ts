@@ -185,8 +185,9 @@ function renderFindDataSection(index: CatalogIndex, example: WorkedExample | und
 4. \`GET …/datasets/{dataset}/files/{file}\` is file metadata: formats, versions, sizes, feature counts, bounds and
    the \`url\` of every source.${exampleFile}
 
-Over MCP the same steps are the tools \`list_collections\`, \`search_datasets\` (\`collection\`, \`search\`, \`tag_filters\`,
-\`limit\`, \`offset\`), \`list_tags\` and \`get_dataset\` (\`collection\`, \`dataset\`).`;
+Over MCP the same steps are the tools \`list_collections\`, \`search_datasets\` (\`search\`, \`tag_filters\`, \`limit\`,
+\`offset\`, and \`collection\` to search one collection; without it every collection is searched and each dataset names
+its \`collection_slug\`), \`list_tags\` and \`get_dataset\` (\`collection\`, \`dataset\`).`;
 }
 
 /** "How to read a data dictionary": the schema route and the `get_file` tool, with the example's file. */
