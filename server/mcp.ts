@@ -16,10 +16,12 @@ import { MCP_TOOLS, READ_ONLY_ANNOTATIONS, type McpToolName, type ToolDefinition
 import { describeQueryError, QueryFailure } from '../query/errors.ts';
 import type { QueryService } from '../query/service.ts';
 import type { CatalogSnapshot } from './catalog.ts';
+import { addPrompts } from './mcp-prompts.ts';
+import { createTokenBuckets } from './token-buckets.ts';
 
 /** Where the MCP endpoint is served. */
 export const MCP_PATH = '/mcp';
-/** Largest JSON-RPC request body; past it the transport answers 413 before parsing. Tool inputs are small. */
+/** Largest JSON-RPC request body; past it the answer is 413 before anything is parsed. Tool inputs are small. */
 export const MCP_MAX_BODY_BYTES = 256 * 1024;
 /** Largest number of array elements and object members in one tool call's arguments. */
 const MAX_TOOL_INPUT_ELEMENTS = 512;
@@ -30,16 +32,11 @@ const INVALID_REQUEST = -32600;
 
 /**
  * What the per-request servers share, made once per process: each McpServer would otherwise build an Ajv instance
- * (2.4 ms; only elicitation, which this server never asks for, uses it), each tool its input object and each prompt
- * its argument schemas, on every request.
+ * (2.4 ms; only elicitation, which this server never asks for, uses it) and each tool its input object, on every
+ * request.
  */
 const SHARED_VALIDATOR = new AjvJsonSchemaValidator();
 const TOOL_INPUTS = Object.fromEntries(Object.entries(MCP_TOOLS).map(([name, tool]) => [name, z.object(tool.input)])) as Record<McpToolName, z.ZodObject>;
-const PROMPT_ARGS = {
-  collection: z.string().describe('Collection slug.'),
-  dataset: z.string().describe('Dataset slug.'),
-  question: z.string().max(2000).describe('The question to answer.'),
-};
 
 /** What the MCP surface reads: the build in force and the query engine that /api/queries uses. */
 export interface McpDependencies {
@@ -73,45 +70,6 @@ export function registerMcpRoute(app: H3, dependencies: McpDependencies, options
     }
     return answerMcpRequest(event.req, dependencies);
   });
-}
-
-/** Token buckets keyed by client: `take` spends a token and answers 0, or the seconds until one is there. */
-export interface TokenBuckets {
-  take: (client: string, now?: number) => number;
-  /** Clients with a bucket kept in memory. */
-  size: () => number;
-}
-
-/**
- * Per-client token buckets that refill at `rate` tokens a second up to `burst`. A bucket that has refilled to full
- * is the same as no bucket, so idle buckets are swept once per refill time; between sweeps, at most `maxClients`
- * are kept (least recently seen dropped first), so a spray of addresses cannot grow memory.
- */
-export function createTokenBuckets({ rate, burst, maxClients }: { rate: number; burst: number; maxClients: number }): TokenBuckets {
-  const buckets = new Map<string, { tokens: number; at: number }>();
-  const refillMs = (burst / rate) * 1000;
-  let sweptAt = 0;
-  const sweep = (now: number) => {
-    sweptAt = now;
-    for (const [client, bucket] of buckets) if (now - bucket.at >= refillMs) buckets.delete(client);
-  };
-  return {
-    take(client, now = performance.now()) {
-      if (now - sweptAt >= refillMs) sweep(now);
-      const bucket = buckets.get(client);
-      const tokens = bucket ? Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * rate) : burst;
-      // Re-inserting keeps the Map in order of last use, so the first key is the one to drop.
-      buckets.delete(client);
-      if (buckets.size >= maxClients) buckets.delete(buckets.keys().next().value!);
-      if (tokens < 1) {
-        buckets.set(client, { tokens, at: now });
-        return (1 - tokens) / rate;
-      }
-      buckets.set(client, { tokens: tokens - 1, at: now });
-      return 0;
-    },
-    size: () => buckets.size,
-  };
 }
 
 /**
@@ -333,48 +291,5 @@ function addResources(server: McpServer, snapshot: () => CatalogSnapshot): void 
     new ResourceTemplate('geoshelf://collections/{collection}/datasets/{dataset}/files/{file}/schema', { list: undefined }),
     { title: 'A file\'s data dictionary', description: 'The schema document of a file\'s newest version: every column with its statistics.', mimeType: 'application/json' },
     (uri, { collection, dataset, file }) => read(uri, 'schema', `/api/collections/${value(collection)}/datasets/${value(dataset)}/files/${value(file)}/schema`),
-  );
-}
-
-/** A prompt that walks an agent through a dataset with the tools. */
-function addPrompts(server: McpServer): void {
-  server.registerPrompt(
-    'explore_dataset',
-    {
-      title: 'Explore a dataset',
-      description: 'Read a dataset, its columns, and a first page of its rows.',
-      argsSchema: { collection: PROMPT_ARGS.collection, dataset: PROMPT_ARGS.dataset },
-    },
-    ({ collection, dataset }) => ({
-      messages: [{
-        role: 'user',
-        content: {
-          type: 'text',
-          text: `Explore the dataset "${dataset}" of collection "${collection}" in the geoshelf catalog. Call get_dataset for its files and their ids, `
-            + 'get_file on each file for its columns, then run_query with one source (alias t) and SELECT * FROM t LIMIT 10, '
-            + 'and describe what the data holds, its extent (get_query_bounds) and which columns look useful.',
-        },
-      }],
-    }),
-  );
-  server.registerPrompt(
-    'write_query',
-    {
-      title: 'Write a query for a question',
-      description: 'Answer a question about a dataset with SQL run by the query service.',
-      argsSchema: PROMPT_ARGS,
-    },
-    ({ collection, dataset, question }) => ({
-      messages: [{
-        role: 'user',
-        content: {
-          type: 'text',
-          text: `Answer this question with the dataset "${dataset}" of collection "${collection}" in the geoshelf catalog: ${question}\n`
-            + 'Call get_dataset for its files and their ids, get_file for the columns of the file that fits, then run_query with one SELECT '
-            + '(the alias is the table name; ORDER BY makes pages stable). If has_more is true, get_query_page with next_offset reads on. '
-            + 'A failed call answers a code and a message: fix the SQL as the message says and run it again.',
-        },
-      }],
-    }),
   );
 }
