@@ -1,4 +1,4 @@
-import { getRequestIP, type H3 } from 'h3';
+import type { H3 } from 'h3';
 import { FastResponse } from 'srvx';
 import { z } from 'zod';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -17,6 +17,7 @@ import { describeQueryError, QueryFailure } from '../query/errors.ts';
 import type { QueryService } from '../query/service.ts';
 import type { CatalogSnapshot } from './catalog.ts';
 import { addPrompts } from './mcp-prompts.ts';
+import { queryClientOf } from './queries.ts';
 import { createTokenBuckets } from './token-buckets.ts';
 
 /** Where the MCP endpoint is served. */
@@ -55,20 +56,24 @@ const MAX_RATE_CLIENTS = 10_000;
 
 /**
  * Mounts `/mcp`: the Model Context Protocol over Streamable HTTP, stateless, so any replica answers any request.
- * Each client (the socket's remote address: the server trusts no X-Forwarded-For) has a token bucket; past its
- * rate the answer is 429 with Retry-After, before any JSON is parsed. Call it before the catalog's catch-all route.
+ * Each client (the socket's remote address, an IPv6 one by its /64: the server trusts no X-Forwarded-For) has a token
+ * bucket; past its rate the answer is 429 with Retry-After, before any JSON is parsed. Its queries count as its own in
+ * the query pool, as its calls to /api/queries do. Call it before the catalog's catch-all route.
  */
 export function registerMcpRoute(app: H3, dependencies: McpDependencies, options: McpRouteOptions): void {
   // The tool list is made now, at start, rather than by the first client's tools/list.
   listMcpTools();
   const buckets = options.rate > 0 ? createTokenBuckets({ rate: options.rate, burst: 2 * options.rate, maxClients: MAX_RATE_CLIENTS }) : undefined;
   app.all(MCP_PATH, (event) => {
-    const wait = buckets?.take(getRequestIP(event) ?? 'unknown') ?? 0;
+    // One identity per client for the rate and for the query pool, as /api/queries counts it: a burst over MCP and
+    // over HTTP is one client's share.
+    const client = queryClientOf(event);
+    const wait = buckets?.take(client ?? 'unknown') ?? 0;
     if (wait > 0) {
       const seconds = Math.ceil(wait);
       return jsonRpcError(429, -32000, `Too many requests: this client is over its rate on /mcp; retry in ${seconds} s.`, { 'retry-after': String(seconds) });
     }
-    return answerMcpRequest(event.req, dependencies);
+    return answerMcpRequest(event.req, dependencies, client);
   });
 }
 
@@ -80,7 +85,7 @@ export function registerMcpRoute(app: H3, dependencies: McpDependencies, options
  * clients that send no Origin (every non-browser client) are served. A JSON-RPC batch gets 400 before any server is
  * made (see {@link isJsonArray}).
  */
-export async function answerMcpRequest(request: Request, dependencies: McpDependencies): Promise<Response> {
+export async function answerMcpRequest(request: Request, dependencies: McpDependencies, client?: string): Promise<Response> {
   if (request.method !== 'POST') return jsonRpcError(405, -32000, 'Method not allowed: this MCP endpoint is stateless and accepts POST only.', { allow: 'POST' });
   const origin = request.headers.get('origin');
   const baseUrl = dependencies.snapshot().store.manifest.settings.base_url;
@@ -95,7 +100,7 @@ export async function answerMcpRequest(request: Request, dependencies: McpDepend
   if (isJsonArray(body.text)) {
     return jsonRpcError(400, INVALID_REQUEST, 'Invalid Request: JSON-RPC batches are not supported; send one message per request (MCP 2025-11-25 has no batches).');
   }
-  const server = createMcpServer(dependencies);
+  const server = createMcpServer(dependencies, client);
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: MCP_MAX_BODY_BYTES });
   await server.connect(transport);
   try {
@@ -140,9 +145,10 @@ class ToolFailure extends Error {
 
 /**
  * The MCP server of one request: every tool of {@link MCP_TOOLS}, the catalog documents as resource templates,
- * and a prompt. Handlers are thin adapters over the same renderers and query engine as /api.
+ * and prompts. Handlers are thin adapters over the same renderers and query engine as /api; queries run as `client`
+ * in the pool (server/queries.ts `queryClientOf`).
  */
-export function createMcpServer({ snapshot, queries }: McpDependencies): McpServer {
+export function createMcpServer({ snapshot, queries }: McpDependencies, client?: string): McpServer {
   const server = new McpServer(
     { name: 'geoshelf', title: 'geoshelf catalog', version: '1.0.0' },
     {
@@ -173,9 +179,9 @@ export function createMcpServer({ snapshot, queries }: McpDependencies): McpServ
     if (!source) throw new ToolFailure('not_found', `Dataset "${args.dataset}" has no source ${args.source_id}; get_dataset lists its sources.`);
     return source;
   });
-  addTool(server, 'run_query', async (args) => queries.run(args));
-  addTool(server, 'get_query_page', async ({ query_id, query_token, ...page }) => queries.page(query_id, query_token, page));
-  addTool(server, 'get_query_bounds', async (args) => queries.bounds(args.query_id, args.query_token));
+  addTool(server, 'run_query', async (args) => queries.run(args, client));
+  addTool(server, 'get_query_page', async ({ query_id, query_token, ...page }) => queries.page(query_id, query_token, page, client));
+  addTool(server, 'get_query_bounds', async (args) => queries.bounds(args.query_id, args.query_token, client));
   // The SDK would convert every zod schema to JSON Schema again on each tools/list; the list is the same for the
   // life of the process, so it is made once (core/mcp/tool-list.ts), with schemas every client can read.
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...listMcpTools()] }));
