@@ -101,6 +101,88 @@ export function estimateWait(remaining: number[], ahead: number[], capacity: num
   return Math.max(0, Math.min(...free));
 }
 
+/** A queued task as fair admission sees it: whose it is, and how long it is expected to run (ms). */
+export interface QueuedTask {
+  client: string;
+  expected: number;
+}
+
+/**
+ * The expected runs of the queued tasks that a new task of `client` would wait behind when clients take turns
+ * at the workers ({@link pickFairly}): all of its client's own queued tasks, and of every other client at most one
+ * more than that (one turn each per turn of its own). So a client's burst delays its own next task, and another
+ * client's first task waits behind at most one task of each client, not behind the whole burst.
+ * @example fairAhead([{ client: 'a', expected: 50 }, { client: 'a', expected: 50 }, { client: 'a', expected: 50 }], 'b') // [50]
+ */
+export function fairAhead(queue: readonly QueuedTask[], client: string): number[] {
+  let own = 0;
+  for (const task of queue) if (task.client === client) own++;
+  const taken = new Map<string, number>();
+  const ahead: number[] = [];
+  for (const task of queue) {
+    const count = taken.get(task.client) ?? 0;
+    if (task.client !== client && count > own) continue;
+    taken.set(task.client, count + 1);
+    ahead.push(task.expected);
+  }
+  return ahead;
+}
+
+/**
+ * Which queued task a free worker takes: of the clients that have a task it may run (`eligible`), the one running
+ * the fewest tasks now; between those, the one served longest ago (`served`: a turn number per client, absent for a
+ * client not served since it last had nothing queued); then the one whose task came first. A client's own tasks
+ * run in the order they came. So clients take turns, and one that holds many workers gets no more until the others
+ * have theirs. Returns the index in `queue`, or -1 when no task is eligible.
+ * @example pickFairly([{ client: 'a' }, { client: 'a' }, { client: 'b' }], new Map(), new Map([['a', 7]]), () => true) // 2
+ */
+export function pickFairly<T extends { client: string }>(
+  queue: readonly T[], running: ReadonlyMap<string, number>, served: ReadonlyMap<string, number>, eligible: (task: T) => boolean,
+): number {
+  let best = -1;
+  let bestRunning = Infinity;
+  let bestServed = Infinity;
+  const seen = new Set<string>();
+  for (let index = 0; index < queue.length; index++) {
+    const task = queue[index]!;
+    if (seen.has(task.client) || !eligible(task)) continue;
+    seen.add(task.client);
+    const count = running.get(task.client) ?? 0;
+    const turn = served.get(task.client) ?? -1;
+    if (count < bestRunning || (count === bestRunning && turn < bestServed)) {
+      best = index;
+      bestRunning = count;
+      bestServed = turn;
+    }
+  }
+  return best;
+}
+
+/**
+ * The share of a full queue of `cap` tasks that each of `clients` clients may hold (at least 1): a client below it
+ * still gets a task in, in place of the newest task of the client holding the most.
+ */
+export function queueShare(cap: number, clients: number): number {
+  return Math.max(1, Math.floor(cap / Math.max(1, clients)));
+}
+
+/**
+ * The key a remote address is counted under in the pool: an IPv4 address as it is (an IPv4-mapped IPv6 one too),
+ * an IPv6 address by its /64 prefix, which one host commonly holds whole and could otherwise spread a burst over.
+ * @example clientKeyOf('2001:db8::1') // '2001:db8:0:0::/64'
+ */
+export function clientKeyOf(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1]!;
+  if (!address.includes(':')) return address;
+  const [head = '', tail] = address.split('%')[0]!.split('::');
+  const groups = (text: string) => (text ? text.split(':').flatMap((group) => (group.includes('.') ? ['0', '0'] : [group])) : []);
+  const left = groups(head);
+  const right = groups(tail ?? '');
+  const all = tail === undefined ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  return `${all.slice(0, 4).map((group) => (Number.parseInt(group, 16) || 0).toString(16)).join(':')}::/64`;
+}
+
 /** Seconds a shed client should wait: until the work ahead has drained enough for its task to fit, 1 to 60. */
 export function retryAfterSeconds(waitMs: number, runMs: number, deadlineMs: number): number {
   return Math.min(60, Math.max(1, Math.ceil((waitMs + runMs - deadlineMs) / 1000)));

@@ -22,6 +22,17 @@ const cut = (text: string, length = 64) => (text.length > length ? `${text.slice
 const SQL_HINT = 'The "Rules of a query" in /llms.txt list what a query may use; the message says what to change.';
 const RETRY_HINT = 'Retry after the number of seconds in the Retry-After header.';
 
+/**
+ * Why a task was shed (query/pool.ts): its wait for a worker would pass its deadline; its client has as many tasks
+ * waiting as one client may; or the queue is full and its client holds more than an equal share of it.
+ */
+export type BusyCause = 'deadline' | 'client_queue' | 'queue_share';
+const BUSY_CAUSES: Record<BusyCause, string> = {
+  deadline: 'the wait for a worker would pass the deadline',
+  client_queue: 'this client already has as many tasks waiting as one client may have; other clients are still served',
+  queue_share: 'its queue is full, and this client holds more than its share of it',
+};
+
 /** Every query error code with its status, message and hint. */
 export const QUERY_ERRORS = {
   invalid_json: define({ status: 400, message: 'The request body is not valid JSON.', hint: 'Send a JSON object with content-type application/json.' }),
@@ -47,7 +58,11 @@ export const QUERY_ERRORS = {
     hint: 'EPSG:4326 and EPSG:3857 always work; the README section "The data dictionary" lists every known code.',
   }),
   invalid_query_id: define({ status: 400, message: 'query_id must be 20 to 64 characters of A-Z, a-z, 0-9, _ and -.', hint: 'Use the query_id of a QueryResult.' }),
-  token_missing: define({ status: 400, message: 'Send the query_token of the query in the X-Service-Query-Token header.', hint: 'Tiles also accept it in the token query parameter.' }),
+  token_missing: define({
+    status: 400,
+    message: 'Send the query_token of the query in the X-Service-Query-Token header; bounds, tiles and downloads also take it in the token query parameter, pages the header only.',
+    hint: 'map_configuration names both the header and the query parameter.',
+  }),
   token_expired: define({ status: 400, message: 'The query token has expired; run the query again with POST /api/queries.', hint: 'Tokens live GEOSHELF_QUERY_TOKEN_TTL seconds.' }),
   token_invalid: define({
     status: 400,
@@ -193,7 +208,7 @@ export const QUERY_ERRORS = {
   }),
   query_service_busy: define({
     status: 503,
-    message: (seconds: number) => `The query service is busy: the wait for a worker would pass the deadline. Try again in ${seconds} s.`,
+    message: (seconds: number, cause: BusyCause = 'deadline') => `The query service is busy: ${BUSY_CAUSES[cause]}. Try again in ${seconds} s.`,
     hint: RETRY_HINT,
   }),
   query_service_unavailable: define({ status: 503, message: 'The query service is shutting down.', hint: 'Send the request to another replica or retry later.' }),

@@ -1,7 +1,9 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { batchKeyOf, costKeyOf, createCostModel, estimateWait, expectJob, retryAfterSeconds, TILE_SETUP_MS, tileBatchSize, toWorkerTask } from './admission.ts';
-import { describeQueryError, type QueryErrorBody } from './errors.ts';
+import {
+  batchKeyOf, costKeyOf, createCostModel, estimateWait, expectJob, fairAhead, pickFairly, queueShare, retryAfterSeconds, TILE_SETUP_MS, tileBatchSize, toWorkerTask,
+} from './admission.ts';
+import { describeQueryError, type BusyCause, type QueryErrorBody } from './errors.ts';
 import type { FromWorker, QueryTask, TaskOutcome, ToWorker } from './protocol.ts';
 import type { SandboxSettings } from './sandbox.ts';
 
@@ -14,9 +16,15 @@ export interface PoolOptions {
    * whose query did before), so that they do not hold up short ones. Default `workers`; 0 turns this off.
    */
   spareWorkers?: number;
-  /** Hard cap on tasks waiting, whatever the estimates say; past it, 503. */
+  /**
+   * Hard cap on tasks waiting, whatever the estimates say. Past it a task is answered 503, unless its client holds
+   * less than an equal share of the queue: then the newest task of the client holding the most is answered 503
+   * in its place.
+   */
   queue: number;
-  /** Deadline of a task, its wait for a worker included. */
+  /** Most tasks one client may have waiting; past it, 503. Default `queue`. */
+  clientQueue?: number;
+  /** Deadline of a task, its wait for a worker included (not its wait for the pool's workers to start). */
   timeoutMs: number;
   /** A worker whose resident memory passes this is killed. */
   memoryCapMb: number;
@@ -33,6 +41,8 @@ export interface PoolOptions {
 /** One task given to `run`, waiting or running. */
 interface Member {
   task: QueryTask;
+  /** Who sent it (a remote address); clients take turns at the workers. */
+  client: string;
   resolve: (outcome: TaskOutcome) => void;
   costKey: string;
   batchKey: string | undefined;
@@ -40,6 +50,7 @@ interface Member {
   heavy: boolean;
   /** Expected run, ms. */
   expected: number;
+  /** Infinity until its clock starts: when it is queued, or when the workers have started if they had not. */
   deadlineAt: number;
   timer: NodeJS.Timeout | undefined;
   answered: boolean;
@@ -68,60 +79,130 @@ interface WorkerSlot {
 }
 
 const failed = (error: QueryErrorBody): TaskOutcome => ({ ok: false, error });
-const busy = (seconds: number): TaskOutcome => ({ ok: false, error: describeQueryError('query_service_busy', seconds), retryAfter: seconds });
+const busy = (seconds: number, cause?: BusyCause): TaskOutcome => ({ ok: false, error: describeQueryError('query_service_busy', seconds, cause), retryAfter: seconds });
 const TIMEOUT = failed(describeQueryError('query_timeout'));
 const WORKER_PATH = new URL('./worker.ts', import.meta.url);
+/** Longest a task waits for the pool's workers to start (measured: under 1 s idle, 2–7 s on a loaded 2-core machine). */
+const START_LIMIT_MS = 30_000;
 
 /**
- * Layer 3 of the sandbox: a pool of worker processes, each running one task at a time. Admission is by
- * expected wait: a task is accepted while the work queued ahead of it plus its own run fits its deadline,
- * and answered 503 the moment its wait runs out. Tasks that run long move to spare workers, so short ones
+ * Layer 3 of the sandbox: a pool of worker processes, each running one task at a time. Clients (remote
+ * addresses) take turns at the workers: a free worker takes the oldest task of the client running the fewest
+ * (`pickFairly`), so one client's burst delays its own tasks, not the others'. Admission is by expected wait: a
+ * task is accepted while the work a fair turn puts ahead of it (`fairAhead`) plus its own run fits its deadline,
+ * and answered 503 the moment its wait runs out; a client may have at most `clientQueue` tasks waiting. Tasks that run long move to spare workers, so short ones
  * keep flowing; queued tiles of one query are coalesced into one worker task. A task past its deadline is
  * interrupted, and its worker killed and replaced if it does not stop within the grace period; a worker over
  * its memory cap is killed and replaced. A worker that dies by itself is replaced too, and its task answered by
  * the cause (`describeDeath`): stopped from outside, 503 `query_worker_lost`; crashed, 422 `query_failed`.
- * Workers start on the first task.
+ * Workers start with `start()` (the server calls it when it listens) or on the first task; a task's clock does
+ * not run while it waits for them to start, so the first query is as fast as the next.
  */
 export class QueryPool {
   readonly #options: Required<Omit<PoolOptions, 'sandboxLimits'>> & Pick<PoolOptions, 'sandboxLimits'>;
   readonly #slots: WorkerSlot[] = [];
   readonly #queue: Member[] = [];
+  /** Tasks waiting per client. */
+  readonly #queuedBy = new Map<string, number>();
+  /** The turn each client with tasks waiting was last served at (`pickFairly`). */
+  readonly #served = new Map<string, number>();
+  #turn = 0;
   readonly #costs = createCostModel();
   #nextId = 1;
   #watchdog: NodeJS.Timeout | undefined;
   #closed = false;
+  /** Every worker of the start has been ready: tasks run, and their clocks with them. */
+  #warm = false;
   /** Workers killed and replaced so far, for tests and logs. */
   restarts = 0;
 
   constructor(options: PoolOptions) {
-    this.#options = { graceMs: 1000, spareWorkers: options.workers, heavyAfterMs: 500, maxTileBatch: 32, ...options };
+    this.#options = { graceMs: 1000, spareWorkers: options.workers, heavyAfterMs: 500, maxTileBatch: 32, clientQueue: options.queue, ...options };
   }
 
-  /** Runs a task, resolving to its outcome: 503 (with `retryAfter`) when it cannot start in time, 504 past its deadline. */
-  run(task: QueryTask): Promise<TaskOutcome> {
+  /**
+   * Runs a task of `client` (any key naming who sent it; one key for all when absent), resolving to its outcome:
+   * 503 (with `retryAfter`) when it cannot start in time or its client has too many tasks waiting, 504 past its
+   * deadline.
+   */
+  run(task: QueryTask, client = ''): Promise<TaskOutcome> {
     if (this.#closed) return Promise.resolve(failed(describeQueryError('query_service_unavailable')));
-    this.#start();
-    const { timeoutMs, heavyAfterMs, spareWorkers } = this.#options;
+    this.start();
+    const { heavyAfterMs, spareWorkers } = this.#options;
     const costKey = costKeyOf(task);
     const heavy = spareWorkers > 0 && (this.#costs.known(costKey) ?? 0) >= heavyAfterMs;
     const expected = this.#costs.expect(costKey, task.kind, heavyAfterMs);
-    const wait = this.#estimateWait(heavy);
-    if (wait > 0 && (this.#queue.length >= this.#options.queue || wait + expected > timeoutMs)) {
-      return Promise.resolve(busy(retryAfterSeconds(wait, expected, timeoutMs)));
-    }
+    const wait = this.#estimateWait(heavy, client);
+    const shed = wait > 0 ? this.#shed(client, wait, expected) : undefined;
+    if (shed) return Promise.resolve(shed);
     return new Promise((resolve) => {
-      const now = performance.now();
-      const member: Member = { task, resolve, costKey, batchKey: batchKeyOf(task), heavy, expected, deadlineAt: now + timeoutMs, timer: undefined, answered: false };
-      // Started later than this, the task would most likely run past its deadline: better a 503 now.
-      member.timer = setTimeout(() => this.#expireWaiting(member), timeoutMs - Math.min(expected, timeoutMs / 2));
+      const member: Member = { task, client, resolve, costKey, batchKey: batchKeyOf(task), heavy, expected, deadlineAt: Infinity, timer: undefined, answered: false };
       this.#queue.push(member);
+      this.#queuedBy.set(client, (this.#queuedBy.get(client) ?? 0) + 1);
+      this.#startClock(member);
       this.#dispatch();
     });
   }
 
+  /**
+   * Whether a task of `client` that would wait `wait` ms is refused, and why: its client has `clientQueue` tasks
+   * waiting; its wait and run would pass the deadline; or the queue is full and its client holds its share of it
+   * (else the newest task of the client holding the most gives up its place).
+   */
+  #shed(client: string, wait: number, expected: number): TaskOutcome | undefined {
+    const { timeoutMs, queue, clientQueue } = this.#options;
+    const counts = this.#queuedBy;
+    const own = counts.get(client) ?? 0;
+    if (own >= clientQueue) return busy(retryAfterSeconds(wait, expected, 0), 'client_queue');
+    if (wait + expected > timeoutMs) return busy(retryAfterSeconds(wait, expected, timeoutMs));
+    if (this.#queue.length < queue) return undefined;
+    const share = queueShare(queue, counts.size + (own === 0 ? 1 : 0));
+    const [fullest, most] = [...counts].reduce((best, entry) => (entry[1] > best[1] ? entry : best), ['', 0]);
+    if (own >= share || most <= share) return busy(retryAfterSeconds(wait, expected, 0), 'queue_share');
+    const evicted = this.#remove(this.#queue.findLastIndex((member) => member.client === fullest));
+    this.#answer(evicted, busy(retryAfterSeconds(this.#estimateWait(evicted.heavy, fullest), evicted.expected, 0), 'queue_share'));
+    return undefined;
+  }
+
+  /** Takes the task at `index` out of the queue; a client left with none waiting loses its place in the turns. */
+  #remove(index: number): Member {
+    const [member] = this.#queue.splice(index, 1);
+    const left = (this.#queuedBy.get(member!.client) ?? 1) - 1;
+    if (left > 0) this.#queuedBy.set(member!.client, left);
+    else {
+      this.#queuedBy.delete(member!.client);
+      this.#served.delete(member!.client);
+    }
+    return member!;
+  }
+
+  /**
+   * Starts a queued task's clock. Until the workers have started, the task waits without its deadline running (at
+   * most START_LIMIT_MS); then it has its whole deadline.
+   */
+  #startClock(member: Member): void {
+    clearTimeout(member.timer);
+    const { timeoutMs } = this.#options;
+    if (!this.#warm) {
+      member.timer = setTimeout(() => this.#expireWaiting(member), Math.max(START_LIMIT_MS, timeoutMs));
+      return;
+    }
+    member.deadlineAt = performance.now() + timeoutMs;
+    // Started later than this, the task would most likely run past its deadline: better a 503 now.
+    member.timer = setTimeout(() => this.#expireWaiting(member), timeoutMs - Math.min(member.expected, timeoutMs / 2));
+  }
+
+  /** Starts the workers if they are not (the server calls it as it starts listening). */
+  start(): void {
+    if (this.#closed || this.#slots.length > 0) return;
+    for (let index = 0; index < this.#options.workers + this.#options.spareWorkers; index++) this.#slots.push(this.#spawn());
+    this.#watchdog = setInterval(() => this.#checkMemory(), 100);
+    this.#watchdog.unref();
+  }
+
   /** Starts the workers if they are not, and resolves once each can take a task (for warm-ups and tests). */
   async ready(): Promise<void> {
-    this.#start();
+    this.start();
     while (!this.#closed && this.#slots.some((slot) => !slot.ready)) await new Promise((resolve) => setTimeout(resolve, 20));
   }
 
@@ -129,19 +210,14 @@ export class QueryPool {
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#watchdog);
+    this.#queuedBy.clear();
+    this.#served.clear();
     for (const member of this.#queue.splice(0)) this.#answer(member, failed(describeQueryError('query_service_unavailable')));
     await Promise.all(this.#slots.map((slot) => new Promise<void>((resolve) => {
       if (slot.child.exitCode !== null || slot.child.signalCode !== null) return resolve();
       slot.child.once('exit', () => resolve());
       slot.child.kill('SIGKILL');
     })));
-  }
-
-  #start(): void {
-    if (this.#slots.length > 0) return;
-    for (let index = 0; index < this.#options.workers + this.#options.spareWorkers; index++) this.#slots.push(this.#spawn());
-    this.#watchdog = setInterval(() => this.#checkMemory(), 100);
-    this.#watchdog.unref();
   }
 
   #spawn(): WorkerSlot {
@@ -156,6 +232,12 @@ export class QueryPool {
     child.on('message', (message: FromWorker) => {
       if (message.type === 'ready') {
         slot.ready = true;
+        // Tasks wait for every worker of the start, not the first: on 2 cores, a task run beside three Node
+        // processes still loading DuckDB took 3–10 times its warm time.
+        if (!this.#warm && this.#slots.every((other) => other.ready)) {
+          this.#warm = true;
+          for (const member of this.#queue) this.#startClock(member);
+        }
         this.#dispatch();
         return;
       }
@@ -227,8 +309,8 @@ export class QueryPool {
   #expireWaiting(member: Member): void {
     const index = this.#queue.indexOf(member);
     if (index < 0) return;
-    this.#queue.splice(index, 1);
-    const wait = this.#estimateWait(member.heavy);
+    this.#remove(index);
+    const wait = this.#estimateWait(member.heavy, member.client);
     this.#answer(member, busy(retryAfterSeconds(wait, member.expected, this.#options.timeoutMs)));
   }
 
@@ -241,11 +323,11 @@ export class QueryPool {
   }
 
   /**
-   * Expected wait of a new task in its lane. In the shared lane a task holds a worker for at most
-   * `heavyAfterMs` when there are spare workers to move it to; one that has run past its estimate is assumed
-   * to run as long again, up to its deadline.
+   * Expected wait of a new task of `client` in its lane, behind the work a fair turn puts ahead of it. In the
+   * shared lane a task holds a worker for at most `heavyAfterMs` when there are spare workers to move it to; one
+   * that has run past its estimate is assumed to run as long again, up to its deadline.
    */
-  #estimateWait(heavy: boolean): number {
+  #estimateWait(heavy: boolean, client: string): number {
     const { workers, spareWorkers, heavyAfterMs } = this.#options;
     const hold = (expected: number) => (heavy || spareWorkers === 0 ? expected : Math.min(expected, heavyAfterMs));
     const now = performance.now();
@@ -255,7 +337,7 @@ export class QueryPool {
       const left = Math.max(...job.members.map((member) => member.deadlineAt)) - now;
       return Math.max(0, expected > elapsed ? expected - elapsed : Math.min(elapsed, left));
     });
-    const ahead = this.#queue.filter((member) => member.heavy === heavy).map((member) => hold(member.expected));
+    const ahead = fairAhead(this.#queue.filter((member) => member.heavy === heavy).map((member) => ({ client: member.client, expected: hold(member.expected) })), client);
     return estimateWait(remaining, ahead, heavy ? spareWorkers : workers);
   }
 
@@ -273,15 +355,25 @@ export class QueryPool {
   }
 
   #dispatch(): void {
-    if (this.#closed) return;
+    if (this.#closed || !this.#warm) return;
     this.#promote();
     for (const slot of this.#slots) {
       if (!slot.ready || slot.job) continue;
-      const index = this.#queue.findIndex((member) => this.#hasRoom(member.heavy));
+      const index = pickFairly(this.#queue, this.#runningByClient(), this.#served, (member) => this.#hasRoom(member.heavy));
       if (index < 0) return;
-      const head = this.#queue.splice(index, 1)[0]!;
+      const head = this.#remove(index);
+      if (this.#queuedBy.has(head.client)) this.#served.set(head.client, ++this.#turn);
       this.#send(slot, [head, ...this.#takeBatch(head)]);
     }
+  }
+
+  /** How many jobs each client has running (a batch of tiles counts once for each client it holds tiles of). */
+  #runningByClient(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const slot of this.#slots) {
+      for (const client of new Set(slot.job?.members.map((member) => member.client))) counts.set(client, (counts.get(client) ?? 0) + 1);
+    }
+    return counts;
   }
 
   /** Queued tiles that can run with `head` in one worker task (same query and zoom), removed from the queue. */
@@ -296,7 +388,7 @@ export class QueryPool {
     const size = tileBatchSize(each, same.length + 1, room, this.#options.maxTileBatch);
     const taken = same.slice(0, size - 1);
     for (const member of [head, ...taken]) member.expected = each;
-    for (const member of taken) this.#queue.splice(this.#queue.indexOf(member), 1);
+    for (const member of taken) this.#remove(this.#queue.indexOf(member));
     return taken;
   }
 

@@ -37,7 +37,7 @@ export interface QueryCatalog {
 
 /** The settings the query engine reads. */
 export type QueryConfig = Pick<Config,
-  'dataDir' | 'queryKeys' | 'queryWorkers' | 'querySpareWorkers' | 'queryQueue' | 'queryTimeoutMs' | 'queryMemoryMb'
+  'dataDir' | 'queryKeys' | 'queryWorkers' | 'querySpareWorkers' | 'queryQueue' | 'queryClientQueue' | 'queryTimeoutMs' | 'queryMemoryMb'
   | 'queryThreads' | 'queryTokenTtl' | 'queryMaxResponseBytes' | 'queryDownloadMaxRows' | 'tileMaxFeatures' | 'tileCacheMb'>;
 
 /** Options of {@link createQueryService}. */
@@ -75,27 +75,37 @@ export interface FeatureFile {
   geometryColumn: string | null;
 }
 
-/** The query engine, apart from any surface: every method resolves to a response document or throws a QueryFailure. */
+/**
+ * The query engine, apart from any surface: every method resolves to a response document or throws a QueryFailure.
+ * Each method that runs work takes the `client` it runs for (a remote address, see server/queries.ts `queryClientOf`):
+ * clients take turns at the workers and each may have only so many tasks waiting (query/pool.ts). Calls without one
+ * share one turn.
+ */
 export interface QueryService {
   /** Runs a query (the body of `POST /api/queries`) and answers its first page with a token. */
-  run: (request: unknown) => Promise<QueryResult>;
+  run: (request: unknown, client?: string) => Promise<QueryResult>;
   /** Answers a page (the body of the page call) of the query a token stands for. */
-  page: (queryId: string, token: string | null | undefined, request: unknown) => Promise<QueryResult>;
+  page: (queryId: string, token: string | null | undefined, request: unknown, client?: string) => Promise<QueryResult>;
   /** As `run`, answering the page as an Arrow IPC stream with its facts beside (query/arrow.ts). */
-  runArrow: (request: unknown) => Promise<ArrowPage>;
+  runArrow: (request: unknown, client?: string) => Promise<ArrowPage>;
   /** As `page`, answering the page as an Arrow IPC stream with its facts beside. */
-  pageArrow: (queryId: string, token: string | null | undefined, request: unknown) => Promise<ArrowPage>;
+  pageArrow: (queryId: string, token: string | null | undefined, request: unknown, client?: string) => Promise<ArrowPage>;
   /** Writes the whole result, at most GEOSHELF_QUERY_DOWNLOAD_MAX_ROWS rows, as a file (query/export.ts). */
-  download: (queryId: string, token: string | null | undefined, format: DownloadFormat) => Promise<ResultFile>;
+  download: (queryId: string, token: string | null | undefined, format: DownloadFormat, client?: string) => Promise<ResultFile>;
   /** Answers the WGS84 extent of the whole result. */
-  bounds: (queryId: string, token: string | null | undefined) => Promise<QueryBounds>;
+  bounds: (queryId: string, token: string | null | undefined, client?: string) => Promise<QueryBounds>;
   /** Answers one vector tile of the result. */
-  tile: (queryId: string, token: string | null | undefined, address: TileAddress) => Promise<QueryTile>;
+  tile: (queryId: string, token: string | null | undefined, address: TileAddress, client?: string) => Promise<QueryTile>;
   /**
    * Reads OGC features of a stored GeoParquet file (a path inside the data folder) through the same pool,
    * sandbox, deadline and admission as queries. The SQL is the engine's own (query/features.ts).
    */
-  features: (file: FeatureFile, read: FeatureRead) => Promise<FeaturesValue>;
+  features: (file: FeatureFile, read: FeatureRead, client?: string) => Promise<FeaturesValue>;
+  /**
+   * Starts the workers and the SQL parser ahead of the first query (the server calls it as it starts listening);
+   * resolves once the workers can take tasks. A query sent before then waits without its deadline running.
+   */
+  start: () => Promise<void>;
   /** Stops the workers and the SQL parser; later calls answer `query_service_unavailable`. */
   close: () => Promise<void>;
   /** The worker pool, for tests and benchmarks. */
@@ -116,11 +126,13 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
   if (keys.generated) options.warn?.('geoshelf: GEOSHELF_QUERY_KEYS is not set; query tokens use a key made for this process and will not work on another one.');
   const settings: SandboxSettings = { threads: config.queryThreads, memoryLimitMb: config.queryMemoryMb, maxResponseBytes: config.queryMaxResponseBytes, tileMaxFeatures: config.tileMaxFeatures };
   const pool = new QueryPool({
-    workers: config.queryWorkers, spareWorkers: config.querySpareWorkers, queue: config.queryQueue, timeoutMs: config.queryTimeoutMs, memoryCapMb: config.queryMemoryMb + 512,
+    workers: config.queryWorkers, spareWorkers: config.querySpareWorkers, queue: config.queryQueue, clientQueue: config.queryClientQueue,
+    timeoutMs: config.queryTimeoutMs, memoryCapMb: config.queryMemoryMb + 512,
     sandboxLimits: settings,
   });
   const tiles = createTileCache<QueryTile>({ maxBytes: config.tileCacheMb * 1024 * 1024 });
   let parser: Promise<SqlParser> | undefined;
+  const startParser = () => (parser ??= SqlParser.create());
   // A map asks for dozens of tiles of one query at once, and the parser checks one SQL at a time: remember
   // recent verdicts (the check depends only on the SQL and the aliases).
   const checks = new Map<string, Promise<SqlCheck>>();
@@ -129,7 +141,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     let check = checks.get(key);
     if (check) checks.delete(key);
     else {
-      check = (parser ??= SqlParser.create()).then((instance) => instance.check(sql, aliases));
+      check = startParser().then((instance) => instance.check(sql, aliases));
       check.catch(() => checks.delete(key));
     }
     checks.set(key, check);
@@ -151,28 +163,28 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     return { sources: sources.filter((source) => used.has(source.alias.toLowerCase())), ordered: check.orderedAtTop };
   };
 
-  const execute = async <T>(query: TokenPayload, task: (base: Pick<QueryTask, 'sql' | 'sources' | 'geometryColumn' | 'settings'>) => QueryTask) => {
+  const execute = async <T>(query: TokenPayload, client: string | undefined, task: (base: Pick<QueryTask, 'sql' | 'sources' | 'geometryColumn' | 'settings'>) => QueryTask) => {
     const { sources, ordered } = await prepare(query);
-    const outcome = await pool.run(task({ sql: query.sql, sources, geometryColumn: query.geometry_column, settings }));
+    const outcome = await pool.run(task({ sql: query.sql, sources, geometryColumn: query.geometry_column, settings }), client);
     return { value: unwrap<T>(outcome), sources, ordered };
   };
 
   /** Runs a page task (JSON rows, or an Arrow stream) and shapes its answer; shapePage makes the facts of both. */
-  const answerPage = async (query: TokenPayload, token: string, offset: number, limit: number, started: number): Promise<QueryResult> => {
-    const { value, context } = await runPageTask<PageValue>(query, token, offset, limit, started);
+  const answerPage = async (query: TokenPayload, token: string, offset: number, limit: number, started: number, client: string | undefined): Promise<QueryResult> => {
+    const { value, context } = await runPageTask<PageValue>(query, token, offset, limit, started, client);
     return shapePage(value, context);
   };
-  const answerArrowPage = async (query: TokenPayload, token: string, offset: number, limit: number, started: number): Promise<ArrowPage> => {
-    const { value, context } = await runPageTask<ArrowPageValue>(query, token, offset, limit, started, 'arrow');
+  const answerArrowPage = async (query: TokenPayload, token: string, offset: number, limit: number, started: number, client: string | undefined): Promise<ArrowPage> => {
+    const { value, context } = await runPageTask<ArrowPageValue>(query, token, offset, limit, started, client, 'arrow');
     return shapeArrowPage(value, context);
   };
-  const runPageTask = async <T>(query: TokenPayload, token: string, offset: number, limit: number, started: number, format?: 'arrow') => {
-    const { value, sources, ordered } = await execute<T>(query, (base) => ({ ...base, kind: 'page', offset, limit, resultCrs: query.result_crs, ...(format ? { format } : {}) }));
+  const runPageTask = async <T>(query: TokenPayload, token: string, offset: number, limit: number, started: number, client: string | undefined, format?: 'arrow') => {
+    const { value, sources, ordered } = await execute<T>(query, client, (base) => ({ ...base, kind: 'page', offset, limit, resultCrs: query.result_crs, ...(format ? { format } : {}) }));
     return { value, context: { query, token, offset, limit, ordered, started, filesRead: new Set(sources.map((source) => source.path)).size, baseUrl: catalog().baseUrl } };
   };
 
   /** The first page of a new query (the body of `POST /api/queries`), answered by `answer`. */
-  const startQuery = async <T>(input: unknown, answer: (...args: Parameters<typeof answerPage>) => Promise<T>) => {
+  const startQuery = async <T>(input: unknown, client: string | undefined, answer: (...args: Parameters<typeof answerPage>) => Promise<T>) => {
     const started = performance.now();
     const request = parseRequest(QueryRequestSchema, input);
     const crs = request.result_crs === undefined ? undefined : resolveCrs(request.result_crs);
@@ -185,15 +197,15 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       ...(crs && !isLonLat(crs) ? { result_crs: crs } : {}),
     };
     const token = await createToken(payload, keys, config.queryTokenTtl);
-    return answer(payload, token, 0, request.limit, started);
+    return answer(payload, token, 0, request.limit, started, client);
   };
 
   /** A later page of a query (the body of the page call), answered by `answer`. */
-  const nextPage = async <T>(queryId: string, token: string | null | undefined, input: unknown, answer: (...args: Parameters<typeof answerPage>) => Promise<T>) => {
+  const nextPage = async <T>(queryId: string, token: string | null | undefined, input: unknown, client: string | undefined, answer: (...args: Parameters<typeof answerPage>) => Promise<T>) => {
     const started = performance.now();
     const query = await authorize(queryId, token);
     const request = parseRequest(QueryPageRequestSchema, input);
-    return answer(query, token!, request.offset, request.page_size, started);
+    return answer(query, token!, request.offset, request.page_size, started, client);
   };
 
   const authorize = (queryId: string, token: string | null | undefined) => {
@@ -203,38 +215,42 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
 
   return {
     pool,
-    run: (input) => startQuery(input, answerPage),
-    runArrow: (input) => startQuery(input, answerArrowPage),
-    page: (queryId, token, input) => nextPage(queryId, token, input, answerPage),
-    pageArrow: (queryId, token, input) => nextPage(queryId, token, input, answerArrowPage),
-    async download(queryId, token, format) {
+    run: (input, client) => startQuery(input, client, answerPage),
+    runArrow: (input, client) => startQuery(input, client, answerArrowPage),
+    page: (queryId, token, input, client) => nextPage(queryId, token, input, client, answerPage),
+    pageArrow: (queryId, token, input, client) => nextPage(queryId, token, input, client, answerArrowPage),
+    async download(queryId, token, format, client) {
       const query = await authorize(queryId, token);
       checkDownload(format, query.result_crs);
-      return withResultFile(format, async (path) => (await execute<ExportValue>(query, (base) => ({
+      return withResultFile(format, async (path) => (await execute<ExportValue>(query, client, (base) => ({
         ...base, kind: 'export', format, path, maxRows: config.queryDownloadMaxRows, resultCrs: query.result_crs,
       }))).value);
     },
-    async bounds(queryId, token) {
+    async bounds(queryId, token, client) {
       const query = await authorize(queryId, token);
-      const { value } = await execute<BoundsValue>(query, (base) => ({ ...base, kind: 'bounds' }));
+      const { value } = await execute<BoundsValue>(query, client, (base) => ({ ...base, kind: 'bounds' }));
       return { bounds: value.bounds };
     },
-    async tile(queryId, token, { z, x, y }) {
+    async tile(queryId, token, { z, x, y }, client) {
       const query = await authorize(queryId, token);
       if (!isValidTile(z, x, y)) throw queryFailure('invalid_tile', MAX_TILE_ZOOM);
       // A tile depends only on the query and the build (the token fixes the query), so identical queries of
       // different users share it, and a map's repeated requests are answered from memory.
       return tiles.get(`${catalog().buildId}/${hashQuery(query)}/${z}/${x}/${y}`, async () => {
-        const { value } = await execute<TileValue>(query, (base) => ({ ...base, kind: 'tile', z, x, y }));
+        const { value } = await execute<TileValue>(query, client, (base) => ({ ...base, kind: 'tile', z, x, y }));
         return { ...value, etag: createHash('sha256').update(value.bytes).digest('base64url').slice(0, 27) };
       });
     },
-    async features(file, read) {
+    async features(file, read, client) {
       const outcome = await pool.run({
         kind: 'features', sql: '', sources: [{ alias: 'features', path: join(config.dataDir, file.path) }], settings,
         geometryColumn: file.geometryColumn ?? undefined, crs: file.crs, read, costKey: `${file.key}/${read.mode}`,
-      });
+      }, client);
       return unwrap<FeaturesValue>(outcome);
+    },
+    async start() {
+      pool.start();
+      await Promise.all([pool.ready(), startParser()]);
     },
     async close() {
       await pool.close();

@@ -83,8 +83,9 @@ export function createServer(options: AppOptions): GeoshelfServer {
     catalog: () => ({ index: snapshot.context.index, baseUrl: snapshot.store.manifest.settings.base_url, buildId: String(snapshot.loadedAt) }),
     warn: (message) => console.warn(message),
   });
-  registerQueryRoutes(app, queries, { tileMaxAge: config.queryTokenTtl });
-  for (const method of ['GET', 'HEAD'] as const) app.on(method, DOWNLOAD_ZIP_ROUTE, (event) => answerDownloadZip(event.req, snapshot, { dataDir: config.dataDir, cacheMaxAge: config.cacheMaxAge }, event.context.params ?? {}));
+  registerQueryRoutes(app, queries, { tileMaxAge: config.queryTokenTtl, sendIdleTimeoutMs: config.sendIdleTimeoutMs });
+  const zipOptions = { dataDir: config.dataDir, cacheMaxAge: config.cacheMaxAge, sendIdleTimeoutMs: config.sendIdleTimeoutMs };
+  for (const method of ['GET', 'HEAD'] as const) app.on(method, DOWNLOAD_ZIP_ROUTE, (event) => answerDownloadZip(event.req, snapshot, zipOptions, event.context.params ?? {}));
   registerFeatureRoutes(app, { queries, catalog: () => ({ index: snapshot.context.index, baseUrl: snapshot.store.manifest.settings.base_url, buildId: String(snapshot.loadedAt) }), cacheMaxAge: config.cacheMaxAge });
   registerStacRoutes(app, () => snapshot, { cacheMaxAge: config.cacheMaxAge });
   registerMcpRoute(app, { snapshot: () => snapshot, queries }, { rate: config.mcpRate });
@@ -101,7 +102,7 @@ export function createServer(options: AppOptions): GeoshelfServer {
       } catch {
         throw new HTTPError({ status: 400, message: 'The path is not valid percent-encoding.' });
       }
-      return answerDataRequest(dataFiles, event.req, path);
+      return answerDataRequest(dataFiles, event.req, path, config.sendIdleTimeoutMs);
     }
     return answerCatalogRequest(snapshot, event.req, url, config.cacheMaxAge);
   });

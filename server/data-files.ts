@@ -6,6 +6,7 @@ import { FastResponse } from 'srvx';
 import { formatContentRange, selectRange } from './byte-ranges.ts';
 import { CORS_HEADERS } from './headers.ts';
 import { matchesEtag } from './responses.ts';
+import { cutWhenIdle } from './send-idle.ts';
 
 const DATA_TYPES: Record<string, string> = {
   '.parquet': 'application/vnd.apache.parquet',
@@ -75,8 +76,11 @@ function openDataFile(files: Map<string, DataFile>, relativePath: string): { fd:
   return { fd, info, path: file.path };
 }
 
-/** Answers GET/HEAD /data/<path> from the listed files, with Range and ETag support. */
-export function answerDataRequest(files: Map<string, DataFile>, request: Request, relativePath: string): Response {
+/**
+ * Answers GET/HEAD /data/<path> from the listed files, with Range and ETag support. A client that takes no bytes
+ * for `idleMs` is cut, which closes the file.
+ */
+export function answerDataRequest(files: Map<string, DataFile>, request: Request, relativePath: string, idleMs: number): Response {
   const { fd, info, path } = openDataFile(files, relativePath);
   const file = { path, size: info.size, etag: etagOf(info) };
   const headers: Record<string, string> = {
@@ -100,6 +104,6 @@ export function answerDataRequest(files: Map<string, DataFile>, request: Request
   const { start, end } = range ?? { start: 0, end: file.size - 1 };
   headers['content-length'] = String(end - start + 1);
   if (range) headers['content-range'] = formatContentRange(file.size, range);
-  const body = request.method === 'HEAD' || file.size === 0 ? null : (Readable.toWeb(createReadStream('', { fd, start, end })) as ReadableStream);
+  const body = request.method === 'HEAD' || file.size === 0 ? null : cutWhenIdle(Readable.toWeb(createReadStream('', { fd, start, end })) as ReadableStream, idleMs);
   return respond(body, { status: range ? 206 : 200, headers });
 }

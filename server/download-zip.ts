@@ -12,6 +12,7 @@ import { formatContentRange, selectRange, type ByteRange } from './byte-ranges.t
 import { QUERY_ERRORS } from '../query/errors.ts';
 import { CORS_HEADERS } from './headers.ts';
 import { matchesEtag } from './responses.ts';
+import { cutWhenIdle } from './send-idle.ts';
 import { listSourceFiles, type ArchiveEntry } from '../runtime/source-files.ts';
 
 /** Path of the download-zip route, as h3 matches it. */
@@ -21,6 +22,8 @@ export const DOWNLOAD_ZIP_ROUTE = '/api/collections/:collection/datasets/:datase
 export interface DownloadZipOptions {
   dataDir: string;
   cacheMaxAge: number;
+  /** A client that takes no bytes for this long is cut (GEOSHELF_SEND_IDLE_TIMEOUT_MS). */
+  sendIdleTimeoutMs: number;
 }
 
 // yazl decides the bytes of the archive's frame, so its version is part of the ETag.
@@ -61,11 +64,11 @@ export async function answerDownloadZip(request: Request, snapshot: CatalogSnaps
   }
   if (selection.kind === 'whole') {
     headers['content-length'] = String(archive.size);
-    return new FastResponse(request.method === 'HEAD' ? null : (Readable.toWeb(archive.stream()) as ReadableStream), { headers });
+    return new FastResponse(request.method === 'HEAD' ? null : cutWhenIdle(Readable.toWeb(archive.stream()) as ReadableStream, options.sendIdleTimeoutMs), { headers });
   }
   headers['content-length'] = String(selection.range.end - selection.range.start + 1);
   headers['content-range'] = formatContentRange(archive.size, selection.range);
-  return new FastResponse(Readable.toWeb(await archive.streamRange(selection.range)) as ReadableStream, { status: 206, headers });
+  return new FastResponse(cutWhenIdle(Readable.toWeb(await archive.streamRange(selection.range)) as ReadableStream, options.sendIdleTimeoutMs), { status: 206, headers });
 }
 
 function findSource(snapshot: CatalogSnapshot, params: Record<string, string>): { source: SourceModel; fileName: string } {

@@ -14,6 +14,7 @@ import type { FeatureFile, QueryService } from '../query/service.ts';
 import type { OgcException, OgcFeature } from '../schemas/ogc.ts';
 import { CORS_HEADERS } from './headers.ts';
 import { respondComputed } from './responses.ts';
+import { queryClientOf } from './queries.ts';
 
 /** What the /features routes read: the build in force and the query engine. */
 export interface FeatureRouteOptions {
@@ -78,19 +79,19 @@ export function registerFeatureRoutes(app: H3, options: FeatureRouteOptions): vo
     },
     getFeatureCollection: async (event, path) => answer(event, renderCollection(catalog().baseUrl, layerOf(path))),
     getFeatureQueryables: async (event, path) => answer(event, renderQueryables(catalog().baseUrl, layerOf(path)), OGC_TYPES.schema),
-    getFeatures: async (event, path) => answer(event, await readItems(layerOf(path), event.url.searchParams), OGC_TYPES.geojson),
+    getFeatures: async (event, path) => answer(event, await readItems(layerOf(path), event.url.searchParams, queryClientOf(event)), OGC_TYPES.geojson),
     getFeature: async (event, path) => {
       const layer = layerOf(path);
       const id = Number(path.featureId);
       const known = layer.source.metadata?.feature_count;
-      const [feature] = typeof known === 'number' && id >= known ? [] : (await queries.features(fileOf(layer), { mode: 'one', id })).items;
+      const [feature] = typeof known === 'number' && id >= known ? [] : (await queries.features(fileOf(layer), { mode: 'one', id }, queryClientOf(event))).items;
       if (!feature) throw notFound(`Collection "${layer.id}" has no feature ${id}; ids are row positions from 0.`);
       return answer(event, renderFeature(catalog().baseUrl, layer, feature as OgcFeature), OGC_TYPES.geojson);
     },
   };
 
   /** A page of items: the engine reads it, numberMatched comes from the catalog when no filter applies. */
-  const readItems = async (layer: FeatureLayer, params: URLSearchParams) => {
+  const readItems = async (layer: FeatureLayer, params: URLSearchParams, client: string | undefined) => {
     const { baseUrl } = catalog();
     const parsed = parseItemsRequest(layer, params);
     if (!parsed.ok) throw invalid(parsed);
@@ -104,7 +105,7 @@ export function registerFeatureRoutes(app: H3, options: FeatureRouteOptions): vo
       : await queries.features(fileOf(layer), {
         mode: 'page', filter, limit, count: filtered && rows !== undefined && rows <= COUNT_MAX_ROWS,
         ...(after === undefined ? {} : { after }), ...(before === undefined ? {} : { before }),
-      });
+      }, client);
     const cursors = neighbourCursors(request, page.items.map((item) => item.id), page.hasMore);
     const links = {
       self: itemsUrl(baseUrl, layer, request, { ...(after === undefined ? {} : { after }), ...(before === undefined ? {} : { before }) }),

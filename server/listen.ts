@@ -1,5 +1,6 @@
 import type { IncomingMessage, Server as NodeHttpServer, ServerResponse } from 'node:http';
 import { serve, type Server } from 'srvx';
+import type { QueryService } from '../query/service.ts';
 import type { GeoshelfServer } from './app.ts';
 
 /**
@@ -31,11 +32,14 @@ interface DrainState {
 const DRAIN_STATES = new WeakMap<Server, DrainState>();
 
 /**
- * Serves a geoshelf server on a port with the timeouts above; resolves once it listens. srvx's own signal
+ * Serves a geoshelf server on a port with the timeouts above; resolves once it listens. The query workers start
+ * with it, not on the first query (a first query waits for them without its deadline running). srvx's own signal
  * handling is off (it would force connections closed after 5 s): {@link drain} does the shutdown.
  * @example const server = await listen(createServer({ config }), { port: 3000, hostname: 'localhost' });
  */
-export async function listen(geoshelf: Pick<GeoshelfServer, 'fetch'>, options: ListenOptions): Promise<Server> {
+export async function listen(geoshelf: Pick<GeoshelfServer, 'fetch'> & { queries?: Pick<QueryService, 'start'> }, options: ListenOptions): Promise<Server> {
+  // Not awaited: the catalog is served at once, while the workers start (0.3–1 s, longer on a busy machine).
+  geoshelf.queries?.start().catch((error: unknown) => console.error('the query workers could not start:', (error as Error).message));
   const server = serve({ fetch: geoshelf.fetch, port: options.port, hostname: options.hostname, silent: true, gracefulShutdown: false, node: { ...HTTP_TIMEOUTS } });
   const state: DrainState = { open: new Set(), draining: false, onDrained: () => undefined };
   DRAIN_STATES.set(server, state);

@@ -1,4 +1,5 @@
-import type { H3, H3Event } from 'h3';
+import { getRequestIP, type H3, type H3Event } from 'h3';
+import { clientKeyOf } from '../query/admission.ts';
 import { FastResponse } from 'srvx';
 import { describeQueryError, queryFailure } from '../query/errors.ts';
 import { MAX_QUERY_BODY_BYTES } from '../core/constants.ts';
@@ -11,11 +12,12 @@ import { CORS_HEADERS } from './headers.ts';
 import { prefersArrow, respondArrowPage, respondDownload } from './query-formats.ts';
 import { matchesEtag } from './responses.ts';
 
-
 /** Options of the query routes. */
 export interface QueryRouteOptions {
   /** Seconds a CDN may keep a tile: a tile URL is only usable while its token lives. */
   tileMaxAge: number;
+  /** Milliseconds a download's client may take no bytes before the response is cut (GEOSHELF_SEND_IDLE_TIMEOUT_MS). */
+  sendIdleTimeoutMs: number;
 }
 
 type QueryRouteId = keyof typeof QUERY_ROUTES;
@@ -29,28 +31,36 @@ type Handler = (event: H3Event, params: Record<string, unknown>) => Promise<Resp
  */
 export function registerQueryRoutes(app: H3, service: QueryService, options: QueryRouteOptions): void {
   const token = (event: H3Event) => event.req.headers.get(QUERY_TOKEN_HEADER);
+  /**
+   * The token of a GET route: the header, else the token query parameter the route table declares (map clients
+   * and links cannot set headers; map_configuration names both). Pages are POSTs with a JSON body, sent by clients
+   * that can set a header, so they take the header only and keep tokens out of URLs and logs.
+   */
+  const tokenOf = (event: H3Event, route: typeof QUERY_ROUTES.getQueryBounds | typeof QUERY_ROUTES.getQueryTile | typeof QUERY_ROUTES.getQueryDownload) => {
+    const query = route.parseQuery(event.url.searchParams);
+    if (!query.ok) throw queryFailure('invalid_request', query.detail);
+    return token(event) ?? query.value.token;
+  };
   const handlers: Record<QueryRouteId, Handler> = {
     // An Accept that prefers Arrow gets the page as an Arrow IPC stream (server/query-formats.ts); JSON otherwise.
     createQuery: async (event) => (prefersArrow(event.req.headers.get('accept'))
-      ? respondArrowPage(await service.runArrow(await readQueryBody(event)))
-      : json(await service.run(await readQueryBody(event)))),
+      ? respondArrowPage(await service.runArrow(await readQueryBody(event), queryClientOf(event)))
+      : json(await service.run(await readQueryBody(event), queryClientOf(event)))),
     getQueryPage: async (event, { query_id }) => (prefersArrow(event.req.headers.get('accept'))
-      ? respondArrowPage(await service.pageArrow(String(query_id), token(event), await readQueryBody(event)))
-      : json(await service.page(String(query_id), token(event), await readQueryBody(event)))),
-    getQueryBounds: async (event, { query_id }) => json(await service.bounds(String(query_id), token(event)), event.req.method === 'HEAD'),
+      ? respondArrowPage(await service.pageArrow(String(query_id), token(event), await readQueryBody(event), queryClientOf(event)))
+      : json(await service.page(String(query_id), token(event), await readQueryBody(event), queryClientOf(event)))),
+    getQueryBounds: async (event, { query_id }) => {
+      const bounds = await service.bounds(String(query_id), tokenOf(event, QUERY_ROUTES.getQueryBounds), queryClientOf(event));
+      return json(bounds, event.req.method === 'HEAD');
+    },
     getQueryTile: async (event, { query_id, z, x, y }) => {
-      // Map clients that cannot set headers send the token as a query parameter, as the route table declares.
-      const query = QUERY_ROUTES.getQueryTile.parseQuery(event.url.searchParams);
-      if (!query.ok) throw queryFailure('invalid_request', query.detail);
-      const tile = await service.tile(String(query_id), token(event) ?? query.value.token, { z: Number(z), x: Number(x), y: Number(y) });
+      const address = { z: Number(z), x: Number(x), y: Number(y) };
+      const tile = await service.tile(String(query_id), tokenOf(event, QUERY_ROUTES.getQueryTile), address, queryClientOf(event));
       return respondTile(event.req, tile, options.tileMaxAge);
     },
     getQueryDownload: async (event, { query_id, format }) => {
-      // A link downloads the file, so the token may come as a query parameter, as for tiles.
-      const query = QUERY_ROUTES.getQueryDownload.parseQuery(event.url.searchParams);
-      if (!query.ok) throw queryFailure('invalid_request', query.detail);
-      const file = await service.download(String(query_id), token(event) ?? query.value.token, format as DownloadFormat);
-      return respondDownload(event.req, String(query_id), format as DownloadFormat, file);
+      const file = await service.download(String(query_id), tokenOf(event, QUERY_ROUTES.getQueryDownload), format as DownloadFormat, queryClientOf(event));
+      return respondDownload(event.req, String(query_id), format as DownloadFormat, file, options.sendIdleTimeoutMs);
     },
   };
   for (const [id, route] of Object.entries(QUERY_ROUTES) as [QueryRouteId, (typeof QUERY_ROUTES)[QueryRouteId]][]) {
@@ -67,6 +77,16 @@ export function registerQueryRoutes(app: H3, service: QueryService, options: Que
   app.all('/api/queries/**', () => {
     throw queryFailure('not_found');
   });
+}
+
+/**
+ * The client a request counts as in the query pool (query/pool.ts): the socket's remote address, an IPv6 one by
+ * its /64. No X-Forwarded-For is trusted, as for the MCP rate bound: a client could name itself anything there.
+ * Requests with no socket (app.fetch) are one client.
+ */
+export function queryClientOf(event: H3Event): string | undefined {
+  const address = getRequestIP(event);
+  return address === undefined ? undefined : clientKeyOf(address);
 }
 
 /**

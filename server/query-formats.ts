@@ -3,6 +3,7 @@ import { ARROW_STREAM_CONTENT_TYPE, DOWNLOAD_CONTENT_TYPES, QUERY_TOKEN_HEADER, 
 import type { ArrowPage } from '../query/arrow.ts';
 import type { ResultFile } from '../query/export.ts';
 import { CORS_HEADERS } from './headers.ts';
+import { cutWhenIdle } from './send-idle.ts';
 
 /**
  * The HTTP side of Arrow pages and downloads: which format an Accept header asks for, and the headers that carry
@@ -63,8 +64,11 @@ export function respondArrowPage(page: ArrowPage): Response {
   return new FastResponse(page.ipc as Uint8Array<ArrayBuffer>, { headers: exposeFacts(headers) });
 }
 
-/** A download: the file as an attachment, streamed, with its row count and warnings as headers. */
-export function respondDownload(request: Request, queryId: string, format: DownloadFormat, file: ResultFile): Response {
+/**
+ * A download: the file as an attachment, streamed, with its row count and warnings as headers. A client that takes
+ * no bytes for `idleMs` is cut, which closes the (already deleted) file.
+ */
+export function respondDownload(request: Request, queryId: string, format: DownloadFormat, file: ResultFile, idleMs: number): Response {
   const headers: Record<string, string> = {
     ...CORS_HEADERS,
     'content-type': DOWNLOAD_CONTENT_TYPES[format],
@@ -75,5 +79,5 @@ export function respondDownload(request: Request, queryId: string, format: Downl
     [headerName('warnings')]: headerValue(file.warnings),
   };
   if (request.method === 'HEAD') void file.discard();
-  return new FastResponse(request.method === 'HEAD' ? null : file.body, { headers: exposeFacts(headers) });
+  return new FastResponse(request.method === 'HEAD' ? null : cutWhenIdle(file.body, idleMs), { headers: exposeFacts(headers) });
 }

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createCostModel, estimateWait, retryAfterSeconds } from '../query/admission.ts';
+import { clientKeyOf, createCostModel, estimateWait, fairAhead, pickFairly, queueShare, retryAfterSeconds } from '../query/admission.ts';
 import { QueryPool, type PoolOptions } from '../query/pool.ts';
 import type { QueryTask, TaskOutcome } from '../query/protocol.ts';
 import type { SandboxSettings } from '../query/sandbox.ts';
@@ -151,5 +151,134 @@ describe('tiles of one query at once', () => {
     expect(together.map(summary)).toEqual(single.map(summary));
     expect(together.some((outcome) => summary(outcome)[0] !== 0)).toBe(true);
     await Promise.all([batched.close(), alone.close()]);
+  });
+});
+
+describe('fair shares of the pool, as rules', () => {
+  const queued = (clients: string) => [...clients].map((client) => ({ client, expected: 100 }));
+
+  it.each([
+    ['aaaa', 'b', 1],
+    ['aaaa', 'a', 4],
+    ['aaaabb', 'b', 5],
+    ['aaaabb', 'c', 2],
+    ['abab', 'c', 2],
+    ['', 'a', 0],
+  ])('with tasks of clients %j queued, a new task of %j waits behind %i of them', (clients, client, count) => {
+    expect(fairAhead(queued(clients), client)).toHaveLength(count);
+  });
+
+  it.each([
+    // queue (clients in order), running per client, last turn served per client, expected index
+    ['aab', {}, {}, 0],
+    ['aab', { a: 1 }, {}, 2],
+    ['aab', {}, { a: 3 }, 2],
+    ['aabb', { a: 1, b: 1 }, { a: 5, b: 4 }, 2],
+    ['ab', { a: 0, b: 2 }, { a: 9 }, 0],
+  ] as const)('from queue %j, with %j running and turns %j, a free worker takes task %i', (clients, running, served, index) => {
+    expect(pickFairly(queued(clients), new Map(Object.entries(running)), new Map(Object.entries(served)), () => true)).toBe(index);
+  });
+
+  it('skips tasks a worker may not take, and a client\'s later tasks stay behind its first', () => {
+    const queue = [{ client: 'a', heavy: true }, { client: 'a', heavy: false }, { client: 'b', heavy: true }];
+    expect(pickFairly(queue, new Map(), new Map(), (task) => !task.heavy)).toBe(1);
+    expect(pickFairly(queue, new Map(), new Map(), () => false)).toBe(-1);
+  });
+
+  it.each([[1024, 1, 1024], [1024, 3, 341], [4, 8, 1], [0, 2, 1]])('gives each of the clients of a full queue of %i, %i clients, a share of %i', (cap, clients, share) => {
+    expect(queueShare(cap, clients)).toBe(share);
+  });
+
+  it.each([
+    ['127.0.0.2', '127.0.0.2'],
+    ['::ffff:127.0.0.2', '127.0.0.2'],
+    ['2001:db8:1:2:3:4:5:6', '2001:db8:1:2::/64'],
+    ['2001:db8:1:2::9', '2001:db8:1:2::/64'],
+    ['2001:db8::1', '2001:db8:0:0::/64'],
+    ['2001:0db8:0000:0002:ffff::1', '2001:db8:0:2::/64'],
+    ['fe80::1%eth0', 'fe80:0:0:0::/64'],
+    ['::1', '0:0:0:0::/64'],
+  ])('counts the address %s as the client %s', (address, key) => {
+    expect(clientKeyOf(address)).toBe(key);
+  });
+});
+
+describe('fair shares of the pool, on real workers', () => {
+  /** Runs MEDIUM once on a warm pool of one worker, so that its cost is known; returns it (ms). */
+  async function learnMedium(pool: QueryPool): Promise<number> {
+    const { outcome, ms } = await timed(pool.run(MEDIUM, 'a'));
+    expect(codeOf(outcome)).toBe('ok');
+    return ms;
+  }
+
+  it('does not let one client\'s burst make another client\'s task 503, while the same task of the bursting client is shed', async () => {
+    const probe = await warmPool({ timeoutMs: 60_000 });
+    const medium = Math.max(250, await learnMedium(probe));
+    await probe.close();
+    // The deadline holds six runs of MEDIUM: the burst fills it, so its later tasks, and one more of its client,
+    // are shed. Another client's task waits behind one task of the burst, not behind all of it.
+    const pool = await warmPool({ timeoutMs: 6 * medium });
+    await learnMedium(pool);
+    const burst = Array.from({ length: 14 }, () => pool.run(MEDIUM, 'a'));
+    const own = await pool.run(MEDIUM, 'a');
+    const other = pool.run(MEDIUM, 'b');
+    expect(own).toMatchObject({ ok: false, error: { code: 'query_service_busy', message: expect.stringMatching(/would pass the deadline/) } });
+    expect(codeOf(await other)).toBe('ok');
+    const outcomes = await Promise.all(burst);
+    expect(outcomes.map(codeOf)).toContain('query_service_busy');
+    await pool.close();
+  });
+
+  it('serves clients in turns at one worker, so a second client does not wait for the first one\'s whole burst', async () => {
+    const pool = await warmPool({ timeoutMs: 60_000 });
+    const order: string[] = [];
+    const send = (client: string, index: number) => pool.run(LIGHT, client).then((outcome) => order.push(`${client}${index}:${codeOf(outcome)}`));
+    await Promise.all([...Array.from({ length: 6 }, (_, index) => send('a', index + 1)), send('b', 1), send('b', 2)]);
+    expect(order).toEqual(['a1:ok', 'a2:ok', 'b1:ok', 'a3:ok', 'b2:ok', 'a4:ok', 'a5:ok', 'a6:ok']);
+    await pool.close();
+  });
+
+  it('answers 503 naming the cause past a client\'s cap on waiting tasks, and still admits other clients', async () => {
+    const pool = await warmPool({ timeoutMs: 60_000, clientQueue: 3 });
+    const running = pool.run(MEDIUM, 'a');
+    const waiting = Array.from({ length: 3 }, () => pool.run(LIGHT, 'a'));
+    const over = await pool.run(LIGHT, 'a');
+    expect(over).toMatchObject({ ok: false, error: { status: 503, code: 'query_service_busy', message: expect.stringMatching(/this client already has as many tasks waiting as one client may have/) } });
+    expect((over as { retryAfter?: number }).retryAfter).toBeGreaterThanOrEqual(1);
+    expect(codeOf(await pool.run(LIGHT, 'b'))).toBe('ok');
+    expect((await Promise.all([running, ...waiting])).map(codeOf)).toEqual(['ok', 'ok', 'ok', 'ok']);
+    await pool.close();
+  });
+
+  it('admits a new client into a full queue in place of the newest task of the client holding the most', async () => {
+    const pool = await warmPool({ timeoutMs: 60_000, queue: 4 });
+    const running = pool.run(MEDIUM, 'a');
+    const waiting = Array.from({ length: 4 }, () => pool.run(LIGHT, 'a'));
+    const other = pool.run(LIGHT, 'b');
+    const again = await pool.run(LIGHT, 'a');
+    expect(again).toMatchObject({ ok: false, error: { code: 'query_service_busy', message: expect.stringMatching(/queue is full, and this client holds more than its share/) } });
+    expect(codeOf(await other)).toBe('ok');
+    const outcomes = await Promise.all([running, ...waiting]);
+    expect(outcomes.map(codeOf)).toEqual(['ok', 'ok', 'ok', 'ok', 'query_service_busy']);
+    expect((outcomes[4] as { error: { message: string } }).error.message).toMatch(/holds more than its share/);
+    await pool.close();
+  });
+});
+
+describe('the first task', () => {
+  it('does not count the start of the workers in its deadline', async () => {
+    // A deadline of three warm runs is far shorter than starting four worker processes at once (a Node process
+    // loading DuckDB each): the first task of a new pool would be cut if the start counted.
+    const probe = await warmPool({ timeoutMs: 120_000 });
+    const runs = [];
+    for (let index = 0; index < 4; index++) runs.push((await timed(probe.run(LIGHT))).ms);
+    await probe.close();
+    const deadline = Math.max(200, Math.round(3 * Math.max(...runs.slice(1))));
+    const pool = new QueryPool({ workers: 1, spareWorkers: 3, queue: 16, memoryCapMb: 4096, timeoutMs: deadline });
+    const { outcome, ms } = await timed(pool.run(LIGHT));
+    expect(codeOf(outcome), `warm runs ${runs.map(Math.round).join(', ')} ms; deadline ${deadline} ms`).toBe('ok');
+    // It was answered later than its deadline: the start, not the run, took that time.
+    expect(ms).toBeGreaterThan(deadline);
+    await pool.close();
   });
 });

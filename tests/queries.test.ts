@@ -221,4 +221,27 @@ describe('routes', () => {
     expect(response.status).toBe(200);
     QueryBoundsSchema.parse(await response.json());
   });
+
+  it('take the token of bounds in the header or in the token query parameter that map_configuration names, and of pages in the header only', async () => {
+    const first = QueryResultSchema.parse(await (await create({ sql: "SELECT name, geometry FROM countries WHERE name IN ('France', 'Germany') ORDER BY name", limit: 1 })).json());
+    const parameter = first.map_configuration!.token_query_parameter;
+    const bounds = `/api/queries/${first.query_id}/bounds`;
+    const byHeader = await getWithToken(server, bounds, first.query_token);
+    const byParameter = await server.fetch(new Request(`http://localhost${first.map_configuration!.bounds_url.replace('https://catalog.example.org', '')}?${parameter}=${encodeURIComponent(first.query_token)}&unrelated=1`));
+    expect(byParameter.status).toBe(200);
+    expect(QueryBoundsSchema.parse(await byParameter.json())).toEqual(QueryBoundsSchema.parse(await byHeader.json()));
+    await expectError(await server.fetch(new Request(`http://localhost${bounds}`)), 400, 'token_missing');
+    await expectError(await server.fetch(new Request(`http://localhost${bounds}?${parameter}=${first.query_token.slice(0, -4)}AAAA`)), 400, 'token_invalid');
+    const page = await post(server, `/api/queries/${first.query_id}/pages?${parameter}=${encodeURIComponent(first.query_token)}`, { offset: 1, page_size: 1 });
+    const refused = await expectError(page, 400, 'token_missing');
+    expect(refused.message).toMatch(/pages the header only/);
+  });
+
+  it('declare the token query parameter of bounds in the OpenAPI document, beside the header it stands in for', async () => {
+    const document = await (await server.fetch(new Request('http://localhost/api/openapi'))).json() as { paths: Record<string, Record<string, { parameters: { name: string; in: string; required?: boolean }[] }>> };
+    const parameters = (path: string, method: string) => document.paths[path]![method]!.parameters.filter((parameter) => /token/i.test(parameter.name)).map(({ name, in: where, required }) => [name, where, required === true]);
+    expect(parameters('/api/queries/{query_id}/bounds', 'get')).toEqual([['X-Service-Query-Token', 'header', false], ['token', 'query', false]]);
+    expect(parameters('/api/queries/{query_id}/tiles/{z}/{x}/{y}.mvt', 'get')).toEqual(parameters('/api/queries/{query_id}/bounds', 'get'));
+    expect(parameters('/api/queries/{query_id}/pages', 'post')).toEqual([['X-Service-Query-Token', 'header', true]]);
+  });
 });

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import type { Server as NodeServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -23,7 +25,26 @@ afterAll(async () => {
 
 const countries = () => sourceRef(geoshelf, 'countries', 'natural-earth', 'countries', 'countries-110m');
 
+/** Query worker processes this process has started and that still run. */
+function countWorkers(): number {
+  const children = readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+  return children.filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('query/worker.ts');
+    } catch {
+      return false;
+    }
+  }).length;
+}
+
 describe('the query routes over a real socket', () => {
+  it('start the query workers as the server starts listening, before any query', async () => {
+    // No query has been sent yet: the pool would start on the first one otherwise. Two workers and two spares.
+    const started = performance.now();
+    while (countWorkers() < 4 && performance.now() - started < 30_000) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(countWorkers()).toBe(4);
+  });
+
   it('give the largest valid query a token of at most 12 KB that later calls accept', async () => {
     // 8 KiB of control characters, which JSON escapes six-fold, and eight sources with the longest aliases.
     const sources = Array.from({ length: 8 }, (_, i) => ({ ...countries(), alias: `${'a'.repeat(61)}${i}x`.slice(0, 63) }));
@@ -63,5 +84,54 @@ describe('the query routes over a real socket', () => {
     expect(nodeServer.headersTimeout).toBe(HTTP_TIMEOUTS.headersTimeout);
     expect(nodeServer.keepAliveTimeout).toBe(HTTP_TIMEOUTS.keepAliveTimeout);
     expect(HTTP_TIMEOUTS.headersTimeout).toBeLessThan(HTTP_TIMEOUTS.requestTimeout);
+  });
+});
+
+describe('clients of the query pool, told apart by their remote address', () => {
+  // One worker, and a client may have two tasks waiting: a burst of one client overflows its own share at once.
+  const small = queryServer({ queryWorkers: 1, querySpareWorkers: 0, queryClientQueue: 2, queryTimeoutMs: 30_000 });
+  let smallOrigin = '';
+  let stop: () => Promise<void>;
+  beforeAll(async () => {
+    const server = await listen(small, { port: 0, hostname: '127.0.0.1' });
+    smallOrigin = server.url!.replace(/\/$/, '');
+    stop = () => server.close(true);
+    await small.queries.start();
+  });
+  afterAll(async () => {
+    await stop();
+    await small.close();
+  });
+
+  /** POSTs a query from a given local address (127.0.0.0/8 is all loopback); answers the status, Retry-After and body. */
+  function postFrom(localAddress: string, sql: string): Promise<{ status: number; retryAfter: string | undefined; body: { code?: string; message?: string } }> {
+    const body = JSON.stringify({ sources: [sourceRef(small, 'countries', 'natural-earth', 'countries', 'countries-110m')], sql, limit: 1 });
+    const { port } = new URL(smallOrigin);
+    return new Promise((resolve, reject) => {
+      const outgoing = httpRequest({ host: '127.0.0.1', port, localAddress, method: 'POST', path: '/api/queries', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (incoming) => {
+        let text = '';
+        incoming.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => {
+          resolve({ status: incoming.statusCode!, retryAfter: incoming.headers['retry-after'], body: JSON.parse(text) as { code?: string; message?: string } });
+        });
+      });
+      outgoing.on('error', reject);
+      outgoing.end(body);
+    });
+  }
+
+  it('shed a burst of one address past its share with 503 naming the cause, while another address is served', async () => {
+    const slow = 'SELECT sum(length(a.name || b.name || c.name)) AS n FROM countries a, countries b, countries c';
+    const burst = Array.from({ length: 10 }, (_, index) => postFrom('127.0.0.2', `${slow} WHERE a.name <> '${index}'`));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const other = await postFrom('127.0.0.1', 'SELECT count(*) AS n FROM countries');
+    expect(other.status).toBe(200);
+    const answers = await Promise.all(burst);
+    const shed = answers.filter((answer) => answer.status === 503);
+    expect(shed.length).toBeGreaterThan(0);
+    for (const answer of shed) {
+      expect(answer.body).toMatchObject({ code: 'query_service_busy', message: expect.stringMatching(/this client already has as many tasks waiting as one client may have/) });
+      expect(Number(answer.retryAfter)).toBeGreaterThanOrEqual(1);
+    }
+    expect(answers.filter((answer) => answer.status === 200).length).toBeGreaterThanOrEqual(3);
   });
 });

@@ -4,6 +4,7 @@ import { API_VERSION, DEFAULT_COLUMN_LIMIT, DEFAULT_LIST_LIMIT, MAX_COLUMN_LIMIT
 import { QUERY_ROUTES } from '../../core/api/catalog/routes.ts';
 import type { CatalogIndex } from '../../core/catalog-index.ts';
 import type { CollectionModel, DatasetModel, FileModel, SourceModel } from '../../core/model.ts';
+import { listMcpTools } from '../../core/mcp/tool-list.ts';
 import { MCP_TOOLS } from '../../core/mcp/tools.ts';
 import { renderProblem } from '../../core/render/problems.ts';
 import { NOT_FOUND_KEY, serializeJson, type TreeFile } from '../../core/static-files.ts';
@@ -184,8 +185,9 @@ function renderFindDataSection(index: CatalogIndex, example: WorkedExample | und
 4. \`GET …/datasets/{dataset}/files/{file}\` is file metadata: formats, versions, sizes, feature counts, bounds and
    the \`url\` of every source.${exampleFile}
 
-Over MCP the same steps are the tools \`list_collections\`, \`search_datasets\` (\`collection\`, \`search\`, \`tag_filters\`,
-\`limit\`, \`offset\`), \`list_tags\` and \`get_dataset\` (\`collection\`, \`dataset\`).`;
+Over MCP the same steps are the tools \`list_collections\`, \`search_datasets\` (\`search\`, \`tag_filters\`, \`limit\`,
+\`offset\`, and \`collection\` to search one collection; without it every collection is searched and each dataset names
+its \`collection_slug\`), \`list_tags\` and \`get_dataset\` (\`collection\`, \`dataset\`).`;
 }
 
 /** "How to read a data dictionary": the schema route and the `get_file` tool, with the example's file. */
@@ -344,12 +346,6 @@ function fence(json: string): string {
   return `\`\`\`json\n${json}\n\`\`\``;
 }
 
-/** A tool's schema as the MCP server sends it in tools/list: JSON Schema, no `$schema`. */
-function toolJsonSchema(schema: z.ZodType): Record<string, unknown> {
-  const { $schema: _schema, ...json } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-  return json;
-}
-
 /** The limits a request body schema declares per field (`maxItems`, `maximum`, `default`, …), from its JSON Schema. */
 function readBodyLimits(schema: z.ZodType | undefined): Record<string, Record<string, unknown> | undefined> {
   const json = schema ? z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { $ref?: string; $defs?: Record<string, { properties?: object }>; properties?: object } : {};
@@ -456,13 +452,8 @@ export function renderDiscoveryFiles(index: CatalogIndex): TreeFile[] {
       description: 'Read-only MCP server of the geoshelf catalog: find datasets, read their data dictionaries, run bounded SQL over GeoParquet and page the results.',
       websiteUrl: `${base}/llms.txt`,
       remotes: [{ type: 'streamable-http', url: `${base}/mcp` }],
-      tools: Object.values(MCP_TOOLS).map((tool) => ({
-        name: tool.name,
-        title: tool.title,
-        description: tool.description,
-        inputSchema: toolJsonSchema(z.object(tool.input)),
-        outputSchema: toolJsonSchema(tool.output),
-      })),
+      // Exactly what tools/list answers, portable schemas included.
+      tools: listMcpTools().map(({ name, title, description, inputSchema, outputSchema }) => ({ name, title, description, inputSchema, outputSchema })),
     }),
     json('.well-known/ai-catalog.json', {
       name: 'geoshelf catalog',

@@ -182,8 +182,11 @@ export const QUERY_ROUTES = {
   }),
   getQueryBounds: defineRoute({
     id: 'getQueryBounds', method: 'GET', path: '/api/queries/{query_id}/bounds', tag: QUERIES, summary: 'Bounds of a result',
-    description: 'WGS84 extent of the whole result, for map framing.',
-    pathParams: { query_id: QueryIdParam }, headers: tokenHeader,
+    description: `WGS84 extent of the whole result, for map framing (map_configuration.bounds_url). The token goes in ${QUERY_TOKEN_HEADER}, or in the token query parameter (map_configuration.token_query_parameter) for map clients that cannot set headers, as for tiles; other query parameters are ignored. Pages, which are POSTs with a JSON body, take the header only.`,
+    pathParams: { query_id: QueryIdParam },
+    headers: { [QUERY_TOKEN_HEADER]: QueryTokenSchema.optional().describe('The query_token; or use the token query parameter.') },
+    query: { token: QueryTokenSchema.describe('The query_token, when the header cannot be sent.') },
+    unknownQuery: 'ignore',
     responses: { 200: json(QueryBoundsSchema, 'The extent.'), ...queryFailures, 422: queryError('The result has no geometry to frame.') },
   }),
   getQueryTile: defineRoute({
