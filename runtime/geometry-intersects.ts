@@ -63,6 +63,7 @@ function dispatch(): void {
   if (running) return;
   const next = queue.shift();
   if (!next) {
+    clearTimeout(idleTimer);
     idleTimer = setTimeout(stopWorker, options.idleMs).unref();
     return;
   }
