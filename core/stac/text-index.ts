@@ -41,51 +41,54 @@ export function buildStacTextIndex(items: readonly { ref: StacFileRef }[], docum
     datasetOf[position] = unit;
   });
   const datasetCount = datasetUnits.size;
-  // Postings are gathered as (token id, unit, weight) triples, then grouped by token in code-unit order.
+  const datasetDocuments = [...datasetUnits.keys()].map((dataset) => documents.get(dataset)?.fields ?? []);
+  const ownTokens = items.map(({ ref: { file } }) => tokenize(`${file.name} ${file.slug} ${file.layer_name ?? ''}`));
+  // Postings are gathered as (token id, unit, weight) triples into arrays sized once: at 10,000 datasets there are
+  // over a million, and growing arrays that large costs more in garbage collection than the rest of the build.
+  let capacity = 0;
+  for (const fields of datasetDocuments) for (const field of fields) capacity += field.tokens.length;
+  for (const tokens of ownTokens) capacity += tokens.length;
+  const tokenOf = new Int32Array(capacity);
+  const unitOf = new Int32Array(capacity);
+  const weightOf = new Int32Array(capacity);
+  let count = 0;
   const ids = new Map<string, number>();
-  const tokenOf: number[] = [];
-  const unitOf: number[] = [];
-  const weightOf: number[] = [];
   // Per token id, the unit of its last posting and where that is: a unit's repeated token keeps its heaviest weight.
-  const lastUnit: number[] = [];
-  const lastAt: number[] = [];
+  const lastUnit = new Int32Array(capacity).fill(-1);
+  const lastAt = new Int32Array(capacity);
   const post = (unit: number, token: string, weight: number) => {
     let id = ids.get(token);
-    if (id === undefined) {
-      ids.set(token, (id = ids.size));
-      lastUnit.push(-1);
-      lastAt.push(-1);
-    }
+    if (id === undefined) ids.set(token, (id = ids.size));
     if (lastUnit[id] === unit) {
       weightOf[lastAt[id]!] = Math.max(weightOf[lastAt[id]!]!, weight);
       return;
     }
     lastUnit[id] = unit;
-    lastAt[id] = tokenOf.length;
-    tokenOf.push(id);
-    unitOf.push(unit);
-    weightOf.push(weight);
+    lastAt[id] = count;
+    tokenOf[count] = id;
+    unitOf[count] = unit;
+    weightOf[count++] = weight;
   };
-  for (const [dataset, unit] of datasetUnits) {
-    for (const field of documents.get(dataset)?.fields ?? []) for (const token of field.tokens) post(unit, token, field.weight);
-  }
-  items.forEach(({ ref: { file } }, position) => {
-    for (const token of tokenize(`${file.name} ${file.slug} ${file.layer_name ?? ''}`)) post(datasetCount + position, token, OWN_FILE_WEIGHT);
+  datasetDocuments.forEach((fields, unit) => {
+    for (const field of fields) for (const token of field.tokens) post(unit, token, field.weight);
+  });
+  ownTokens.forEach((tokens, position) => {
+    for (const token of tokens) post(datasetCount + position, token, OWN_FILE_WEIGHT);
   });
   const tokens = [...ids.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const rankOf = new Int32Array(tokens.length);
   tokens.forEach((token, rank) => (rankOf[ids.get(token)!] = rank));
   const postingStart = new Int32Array(tokens.length + 1);
-  for (const id of tokenOf) postingStart[rankOf[id]! + 1]!++;
+  for (let at = 0; at < count; at++) postingStart[rankOf[tokenOf[at]!]! + 1]!++;
   for (let rank = 0; rank < tokens.length; rank++) postingStart[rank + 1]! += postingStart[rank]!;
   const fill = postingStart.slice(0, tokens.length);
-  const postingUnit = new Int32Array(tokenOf.length);
-  const postingWeight = new Int32Array(tokenOf.length);
-  tokenOf.forEach((id, at) => {
-    const slot = fill[rankOf[id]!]!++;
+  const postingUnit = new Int32Array(count);
+  const postingWeight = new Int32Array(count);
+  for (let at = 0; at < count; at++) {
+    const slot = fill[rankOf[tokenOf[at]!]!]!++;
     postingUnit[slot] = unitOf[at]!;
     postingWeight[slot] = weightOf[at]!;
-  });
+  }
   return { tokens, postingStart, postingUnit, postingWeight, datasetOf, datasetCount };
 }
 
