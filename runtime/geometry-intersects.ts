@@ -25,7 +25,17 @@ export interface FootprintTesterOptions {
   idleMs: number;
 }
 
-const DEFAULTS: FootprintTesterOptions = { deadlineMs: 10_000, maxQueued: 32, idleMs: 30_000 };
+/**
+ * The thread ends 5 s after its last job: it holds about 30 MB (V8, zod, GEOS's WebAssembly), which a server asked
+ * `intersects` once an hour should not keep. Starting it again costs the next search a few hundred ms, off the main
+ * thread.
+ */
+const DEFAULTS: FootprintTesterOptions = { deadlineMs: 10_000, maxQueued: 32, idleMs: 5_000 };
+/**
+ * Heap limits of the thread: a geometry within the limits needs far less, and a thread that runs out of memory ends
+ * alone (its search answered 503) rather than taking the server with it.
+ */
+const RESOURCE_LIMITS = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 16 };
 
 interface Pending {
   job: FootprintJob;
@@ -87,7 +97,7 @@ function finish(test: FootprintTest): void {
 }
 
 function startWorker(): Worker {
-  const thread = new Worker(new URL('./geometry-intersects-worker.ts', import.meta.url));
+  const thread = new Worker(new URL('./geometry-intersects-worker.ts', import.meta.url), { resourceLimits: RESOURCE_LIMITS });
   // The thread never keeps the process alive: a server that closes or a test that ends does not wait for it.
   thread.unref();
   thread.on('message', (verdict: FootprintVerdict | { id: number; error: string }) => {
