@@ -16,6 +16,8 @@ export interface HealthSample {
 
 /** A running health probe. */
 export interface HealthProbe {
+  /** Resolves once the first check is answered: a thread takes a while to start on a busy machine. */
+  ready: Promise<void>;
   /** Stops probing and resolves with every sample taken. */
   stop: () => Promise<HealthSample[]>;
 }
@@ -46,6 +48,7 @@ const check = () => new Promise((resolve) => {
 (async () => {
   while (!stopping) {
     samples.push(await check());
+    if (samples.length === 1) parentPort.postMessage('ready');
     await new Promise((resolve) => setTimeout(resolve, pauseMs));
   }
   agent.destroy();
@@ -55,15 +58,18 @@ const check = () => new Promise((resolve) => {
 
 /**
  * Starts asking `origin`'s `/api/health` from a worker thread, one check at a time.
- * @example const probe = startHealthProbe(server.origin); await hostile(); const samples = await probe.stop();
+ * @example const probe = startHealthProbe(server.origin); await probe.ready; await hostile(); const samples = await probe.stop();
  */
 export function startHealthProbe(origin: string, pauseMs = 20): HealthProbe {
   const worker = new Worker(PROBE_SOURCE, { eval: true, workerData: { origin, pauseMs } });
+  let markReady = () => undefined as void;
+  const ready = new Promise<void>((resolve) => (markReady = resolve));
   const done = new Promise<HealthSample[]>((resolve, reject) => {
-    worker.once('message', resolve);
+    worker.on('message', (message: HealthSample[] | 'ready') => (message === 'ready' ? markReady() : resolve(message)));
     worker.once('error', reject);
   });
   return {
+    ready,
     stop: async () => {
       worker.postMessage('stop');
       const samples = await done;
