@@ -1,5 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { MAX_FREE_TEXT_TERMS, MAX_INTERSECTS_POSITIONS, MAX_ITEM_LIMIT } from '../schemas/stac-api.ts';
 import { createServer } from '../server/app.ts';
 import { listen } from '../server/listen.ts';
 import { findFreePort } from '../tests/helpers/web-app.ts';
@@ -33,7 +34,7 @@ interface Scenario {
 const post = (path: string, body: unknown, headers: Record<string, string> = JSON_HEADERS): StallRequest => ({ method: 'POST', path, headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
 const words = (count: number) => Array.from({ length: count }, (_, index) => (index % 7 === 0 ? 'countries' : `w${index.toString(36)}`)).join(' ');
 
-/** A closed ring of `vertices` points, an ellipse 80° by 40° round (10, 10). */
+/** A closed ring of `vertices` points and the closing one, an ellipse 80° by 40° round (10, 10). */
 function ellipse(vertices: number) {
   const ring = Array.from({ length: vertices }, (_, index) => {
     const angle = (2 * Math.PI * index) / vertices;
@@ -61,9 +62,10 @@ const SCENARIOS: Scenario[] = [
       return [{ method: 'GET', path: `/api/queries/${id}/download.geojson`, headers: { 'x-service-query-token': token } }];
     },
   },
-  { name: '/stac/api/search: free text of 16,000 words', build: async () => [post('/stac/api/search', { q: words(16_000), limit: 10 })] },
-  { name: '/stac/api/search: intersects a polygon of 20,000 vertices', build: async () => [post('/stac/api/search', { intersects: ellipse(20_000), limit: 10 })] },
-  { name: '/stac/api/search: 1 MiB of nested arrays', build: async () => [post('/stac/api/search', '['.repeat(512 * 1024) + ']'.repeat(512 * 1024))] },
+  { name: `/stac/api/search: free text of ${MAX_FREE_TEXT_TERMS} one-letter prefixes, a page of ${MAX_ITEM_LIMIT}`, build: async () => [post('/stac/api/search', { q: 'abcdefghijklmnopqrstuvwxyz'.slice(0, MAX_FREE_TEXT_TERMS).split('').join(','), limit: MAX_ITEM_LIMIT })] },
+  { name: '/stac/api/search: free text of 16,000 words (refused)', build: async () => [post('/stac/api/search', { q: words(16_000), limit: 10 })] },
+  { name: `/stac/api/search: intersects a polygon of ${MAX_INTERSECTS_POSITIONS.toLocaleString('en')} positions`, build: async () => [post('/stac/api/search', { intersects: ellipse(MAX_INTERSECTS_POSITIONS - 1), limit: MAX_ITEM_LIMIT })] },
+  { name: '/stac/api/search: 1 MiB of nested arrays (refused)', build: async () => [post('/stac/api/search', '['.repeat(512 * 1024) + ']'.repeat(512 * 1024))] },
   { name: '/features: 10,000 cities in one page', build: async () => [{ method: 'GET', path: '/features/collections/geonames.cities.cities-1000/items?limit=10000' }] },
   { name: '/mcp: tools/list', build: async () => [post('/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/list' }, MCP_HEADERS)] },
   {
@@ -73,15 +75,29 @@ const SCENARIOS: Scenario[] = [
   { name: '/mcp: a batch of 100 tools/list', build: async () => [post('/mcp', Array.from({ length: 100 }, (_, id) => ({ jsonrpc: '2.0', id, method: 'tools/list' })), MCP_HEADERS)] },
 ];
 
-/** Starts a client process in a role and resolves with what it reports when done. */
-function startClient<T>(order: Exclude<StallOrder, 'stop'>): { child: ChildProcess; done: Promise<T> } {
+/** A client process that has its orders; `go` starts it and resolves with what it reports when done. */
+interface BenchClient<T> {
+  child: ChildProcess;
+  go: () => Promise<T>;
+}
+
+/** Starts a client process in a role, and resolves once it has taken its orders. */
+async function startClient<T>(order: Exclude<StallOrder, 'go' | 'stop'>): Promise<BenchClient<T>> {
   const child = fork(new URL('./stall-client.ts', import.meta.url), [], { stdio: 'inherit' });
-  const done = new Promise<T>((resolve, reject) => {
-    child.once('message', (message) => resolve(message as T));
+  const messages: unknown[] = [];
+  let wake = () => undefined as void;
+  child.on('message', (message) => {
+    messages.push(message);
+    wake();
+  });
+  const next = () => new Promise<unknown>((resolve, reject) => {
+    if (messages.length > 0) return resolve(messages.shift());
+    wake = () => resolve(messages.shift());
     child.once('exit', (code) => reject(new Error(`the bench client exited (${code}) before reporting`)));
   });
   child.send(order);
-  return { child, done };
+  await next();
+  return { child, go: () => (child.send('go' satisfies StallOrder), next() as Promise<T>) };
 }
 
 function percentile(values: number[], fraction: number): number {
@@ -121,16 +137,18 @@ export async function benchStalls(bench: BenchContext): Promise<void> {
     for (const scenario of SCENARIOS) {
       const requests = await scenario.build(scene);
       // One untimed run first: the first use of a path loads its modules and warms its caches.
-      if (requests.length > 0) await startClient<AttackReport>({ role: 'attack', origin, requests, ms: 0 }).done;
+      if (requests.length > 0) await (await startClient<AttackReport>({ role: 'attack', origin, requests, ms: 0 })).go();
+      const probe = await startClient<number[]>({ role: 'probe', origin });
+      const attacker = requests.length > 0 ? await startClient<AttackReport>({ role: 'attack', origin, requests, ms: ATTACK_MS }) : undefined;
       const loop = monitorEventLoopDelay({ resolution: 5 });
-      const probe = startClient<number[]>({ role: 'probe', origin });
       loop.enable();
-      const attack = requests.length > 0
-        ? await startClient<AttackReport>({ role: 'attack', origin, requests, ms: ATTACK_MS }).done
+      const probing = probe.go();
+      const attack = attacker
+        ? await attacker.go()
         : await new Promise<AttackReport>((resolve) => setTimeout(() => resolve({ sent: 0, statuses: {}, bytes: 0 }), ATTACK_MS));
       loop.disable();
       probe.child.send('stop' satisfies StallOrder);
-      const health = await probe.done;
+      const health = await probing;
       const p99 = loop.percentile(99) / 1e6;
       // One long block is one sample of the histogram, so p99 can hide it: the longest delay is shown beside it.
       const max = loop.max / 1e6;

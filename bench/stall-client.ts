@@ -2,7 +2,8 @@ import { Agent, request } from 'node:http';
 
 /**
  * The client side of `npm run bench -- stall`, in its own process so that its work never runs on the server's
- * event loop. Started with fork(); told by message what to do:
+ * event loop. Started with fork(); told by message what to do, it answers `ready`, and starts on `go` (so that
+ * handing it the requests is not measured as the server's work):
  * - `{ role: 'probe', origin }`: asks `/api/health` one at a time (20 ms apart) until told `stop`, then answers with
  *   the latencies;
  * - `{ role: 'attack', origin, requests, ms }`: sends the requests in turn, again and again, for `ms` (twice at
@@ -21,6 +22,7 @@ export interface StallRequest {
 export type StallOrder =
   | { role: 'probe'; origin: string }
   | { role: 'attack'; origin: string; requests: StallRequest[]; ms: number }
+  | 'go'
   | 'stop';
 
 /** What an attack reports. */
@@ -70,12 +72,18 @@ async function attack(origin: string, requests: StallRequest[], ms: number): Pro
   return report;
 }
 
+let task: Exclude<StallOrder, 'go' | 'stop'> | undefined;
 process.on('message', (order: StallOrder) => {
   if (order === 'stop') {
     stopping = true;
     return;
   }
-  const done = order.role === 'probe' ? probe(order.origin) : attack(order.origin, order.requests, order.ms);
+  if (order !== 'go') {
+    task = order;
+    process.send!('ready');
+    return;
+  }
+  const done = task!.role === 'probe' ? probe(task!.origin) : attack(task!.origin, task!.requests, task!.ms);
   void done.then((result) => {
     agent.destroy();
     process.send!(result, () => process.exit(0));
