@@ -38,6 +38,12 @@ function startFilePage(section: HTMLElement): void {
  */
 function armMap(container: HTMLElement, rows: Promise<FeatureCollection | null>): void {
   const button = container.querySelector<HTMLButtonElement>('[data-map-start]');
+  // Markup without the build's picture (the benches' pages) has nothing to show meanwhile: its map starts once
+  // the rows are in.
+  if (!button) {
+    void rows.then(() => startMap(container, rows));
+    return;
+  }
   let started = false;
   const start = () => {
     if (started) return;
@@ -45,11 +51,11 @@ function armMap(container: HTMLElement, rows: Promise<FeatureCollection | null>)
     void startMap(container, rows);
   };
   const prefetch = () => void import('../map/load-maplibre.ts').then(({ loadMapLibre }) => loadMapLibre()).catch(() => undefined);
-  if (button) button.hidden = false;
-  button?.addEventListener('click', start);
+  button.hidden = false;
+  button.addEventListener('click', start);
   container.querySelector('img')?.addEventListener('click', start);
   container.addEventListener('pointerenter', prefetch, { once: true });
-  button?.addEventListener('focus', prefetch, { once: true });
+  button.addEventListener('focus', prefetch, { once: true });
 }
 
 async function startMap(container: HTMLElement, rows: Promise<FeatureCollection | null>): Promise<void> {
