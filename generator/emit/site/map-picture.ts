@@ -137,17 +137,54 @@ function ringsPath(rings: Point[][], view: View, offset: number, close: boolean)
   return rings.map((ring) => pixelPath(ring.map(([lon, lat]): Point => [lonToX(lon) * scale + offset - view.left, latToY(lat) * scale - view.top]), close)).join('');
 }
 
-/** Path data of one ring or line in picture pixels, rounded to whole pixels (the picture is shown at most at its size), repeated points dropped. */
+/**
+ * Path data of one ring or line in picture pixels: simplified to half a pixel (Douglas–Peucker), rounded to whole
+ * pixels (the picture is shown at most at its size), repeated points dropped. A 1:10m coastline otherwise keeps a
+ * vertex for every pixel it passes.
+ */
 function pixelPath(points: Point[], close: boolean): string {
   const kept: string[] = [];
   let previous = '';
-  for (const [x, y] of points) {
+  for (const [x, y] of simplify(points, SIMPLIFY_PIXELS)) {
     const text = `${round(x)} ${round(y)}`;
     if (text !== previous) kept.push(text);
     previous = text;
   }
   if (kept.length < (close ? 3 : 2)) return '';
   return `M${kept.join('L')}${close ? 'Z' : ''}`;
+}
+
+/** How far, in picture pixels, a simplified line may stray from the original. */
+const SIMPLIFY_PIXELS = 1;
+
+/** Douglas–Peucker: the points a line keeps when none left out lies farther than `tolerance` from it. */
+function simplify(points: Point[], tolerance: number): Point[] {
+  if (points.length <= 2) return points;
+  const keep = new Uint8Array(points.length);
+  keep[0] = keep[points.length - 1] = 1;
+  const stack: [number, number][] = [[0, points.length - 1]];
+  while (stack.length > 0) {
+    const [first, last] = stack.pop()!;
+    let farthest = -1;
+    let distance = tolerance * tolerance;
+    for (let index = first + 1; index < last; index++) {
+      const squared = squaredSegmentDistance(points[index]!, points[first]!, points[last]!);
+      if (squared > distance) [farthest, distance] = [index, squared];
+    }
+    if (farthest < 0) continue;
+    keep[farthest] = 1;
+    stack.push([first, farthest], [farthest, last]);
+  }
+  return points.filter((_, index) => keep[index] === 1);
+}
+
+/** Squared distance from `point` to the segment from `a` to `b`. */
+function squaredSegmentDistance([x, y]: Point, [ax, ay]: Point, [bx, by]: Point): number {
+  const [dx, dy] = [bx - ax, by - ay];
+  const length = dx * dx + dy * dy;
+  const t = length === 0 ? 0 : Math.max(0, Math.min(1, ((x - ax) * dx + (y - ay) * dy) / length));
+  const [px, py] = [ax + t * dx - x, ay + t * dy - y];
+  return px * px + py * py;
 }
 
 function round(value: number): string {
@@ -182,8 +219,9 @@ async function drawArchive(path: string, view: View): Promise<string> {
   const tileZoom = Math.max(header.minZoom, Math.min(header.maxZoom, Math.floor(view.zoom)));
   const tiles = 2 ** tileZoom;
   const tilePixels = view.worldSize / tiles;
-  const [firstX, lastX] = [Math.floor(view.left / tilePixels), Math.floor((view.left + view.width) / tilePixels)];
-  const [firstY, lastY] = [Math.max(0, Math.floor(view.top / tilePixels)), Math.min(tiles - 1, Math.floor((view.top + view.height) / tilePixels))];
+  // The tiles that overlap the view; one whose edge only touches it is left out.
+  const [firstX, lastX] = [Math.floor(view.left / tilePixels), Math.ceil((view.left + view.width) / tilePixels) - 1];
+  const [firstY, lastY] = [Math.max(0, Math.floor(view.top / tilePixels)), Math.min(tiles - 1, Math.ceil((view.top + view.height) / tilePixels) - 1)];
   const clips: string[] = [];
   const polygons: string[] = [];
   const lines: string[] = [];
