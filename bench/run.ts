@@ -7,6 +7,7 @@ import { benchBuilds } from './build-bench.ts';
 import { benchLoadWhileBuilding } from './build-load-bench.ts';
 import { benchCompression } from './compression-bench.ts';
 import { benchEnrichment } from './enrich-bench.ts';
+import { benchLighthouse } from './lighthouse-bench.ts';
 import { benchListings } from './listing-bench.ts';
 import { benchPmTiles } from './pmtiles-bench.ts';
 import { benchDownloadZip } from './zip-bench.ts';
@@ -56,6 +57,7 @@ const SECTIONS: Record<string, (bench: BenchContext) => Promise<void>> = {
   pmtiles: benchPmTiles,
   zip: benchDownloadZip,
   stall: benchStalls,
+  lighthouse: benchLighthouse,
 };
 
 async function main(): Promise<void> {
