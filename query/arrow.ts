@@ -197,13 +197,16 @@ export async function runArrowPage(connection: DuckDBConnection, task: Extract<Q
   };
 }
 
+/** The rows of an Arrow page's facts, which the stream carries instead. */
+const EMPTY_ROWS = new TextEncoder().encode('[]');
+
 /**
  * Shapes a worker's Arrow page as a surface answers it: the facts a JSON page holds (shapePage makes both, so
  * they cannot differ), written into the stream's schema metadata as JSON under ARROW_PAGE_METADATA_KEY, with
  * the token left out so that a saved stream does not carry a credential.
  */
 export function shapeArrowPage(value: ArrowPageValue, context: PageContext): ArrowPage {
-  const { rows: _rows, columns: _columns, map_configuration: _map, ...facts } = shapePage({ ...value, columns: [], rows: new Array(value.rowCount) }, context);
+  const { rows: _rows, columns: _columns, map_configuration: _map, ...facts } = shapePage({ ...value, columns: [], rowsJson: EMPTY_ROWS }, context);
   const { query_token: _token, ...described } = facts;
   return { facts, ipc: withSchemaMetadata(value.ipc, new Map([[ARROW_PAGE_METADATA_KEY, JSON.stringify(described)]])) };
 }

@@ -30,17 +30,16 @@ export type FeatureRead =
 /** A task reading features of one file; its SQL is made in the worker from `read`, after a DESCRIBE of the file. */
 export type FeaturesTask = Extract<QueryTask, { kind: 'features' }>;
 
-/** A feature as the worker returns it. */
-export interface FeatureRow {
-  id: number;
-  geometry: JsonValue;
-  properties: Record<string, JsonValue>;
-}
-
-/** What a features task returns. */
+/**
+ * What a features task returns. The features come as one JSON text in UTF-8, written in the worker (`{"type":
+ * "Feature","id","geometry","properties"}` each): the API process splices the bytes into its document unparsed, so
+ * a page of 10,000 features costs its event loop no decoding of objects and no JSON.stringify (see PageValue).
+ */
 export interface FeaturesValue {
-  /** The features, in file order. */
-  items: FeatureRow[];
+  /** The features as a JSON array, in file order, UTF-8. */
+  featuresJson: Uint8Array;
+  /** Their ids (row numbers), in the same order. */
+  ids: number[];
   /** More features follow in the direction read (after the last, or before the first for a `before` page). */
   hasMore: boolean;
   /** Features matching the filter, when asked for. */
@@ -72,7 +71,8 @@ export async function runFeatures(connection: DuckDBConnection, task: FeaturesTa
   const crs = task.crs ?? 'OGC:CRS84';
   if (read.mode === 'one') {
     const reader = await connection.runAndReadAll(`${select} WHERE file_row_number = ${Math.trunc(read.id)} LIMIT 1`);
-    return { items: toFeatures(reader.getRows(), shape, crs, Infinity), hasMore: false };
+    const one = toFeatures(reader.getRows(), shape, crs, Infinity);
+    return { featuresJson: Buffer.from(`[${one.texts.join(',')}]`), ids: one.ids, hasMore: false };
   }
   const where = filterSql(read.filter, shape, crs);
   const cursor = read.before !== undefined ? `file_row_number < ${Math.trunc(read.before)}` : read.after !== undefined ? `file_row_number > ${Math.trunc(read.after)}` : null;
@@ -83,9 +83,12 @@ export async function runFeatures(connection: DuckDBConnection, task: FeaturesTa
   const reader = await connection.streamAndReadUntil(`${select}${clause}${order} LIMIT ${read.limit + 1}`, read.limit + 1);
   if (isInterrupted()) throw queryFailure('query_timeout');
   const rows = reader.getRows().slice(0, read.limit + 1);
-  const items = toFeatures(rows.slice(0, read.limit), shape, crs, task.settings.maxResponseBytes);
-  if (read.before !== undefined) items.reverse();
-  const value: FeaturesValue = { items, hasMore: rows.length > read.limit || items.length < Math.min(rows.length, read.limit) };
+  const { texts, ids } = toFeatures(rows.slice(0, read.limit), shape, crs, task.settings.maxResponseBytes);
+  if (read.before !== undefined) {
+    texts.reverse();
+    ids.reverse();
+  }
+  const value: FeaturesValue = { featuresJson: Buffer.from(`[${texts.join(',')}]`), ids, hasMore: rows.length > read.limit || ids.length < Math.min(rows.length, read.limit) };
   if (read.count) {
     const counted = await connection.runAndReadAll(`SELECT count(*) FROM ${from}${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}`);
     value.matched = Number(counted.getRows()[0]?.[0] ?? 0);
@@ -136,22 +139,25 @@ function literalOf(type: EqualityFilter['type'], value: string): string {
 }
 
 /**
- * Rows (row number, geometry, properties) as GeoJSON features in CRS84, stopping before their JSON passes
- * `maxBytes` (at least one feature is kept, so paging always moves on).
+ * Rows (row number, geometry, properties) as GeoJSON features in CRS84, each as JSON text, stopping before their
+ * JSON passes `maxBytes` (at least one feature is kept, so paging always moves on).
  */
-function toFeatures(rows: DuckDBValue[][], shape: FileShape, crs: string, maxBytes: number): FeatureRow[] {
+function toFeatures(rows: DuckDBValue[][], shape: FileShape, crs: string, maxBytes: number): { texts: string[]; ids: number[] } {
   const project = isLonLat(crs) ? undefined : proj4(crs, 'EPSG:4326').forward;
   const converter = createValueConverter(project ? { project: (position) => project(position) as [number, number] } : {});
-  const features: FeatureRow[] = [];
+  const texts: string[] = [];
+  const ids: number[] = [];
   let size = 0;
   for (const values of rows) {
     // Column names come from the file: no prototype, so a column named __proto__ stays a property.
     const properties: Record<string, JsonValue> = Object.create(null);
     shape.properties.forEach((name, index) => (properties[name] = converter.convert(values[index + 2] ?? null, false)));
-    const feature = { id: Number(values[0]), geometry: converter.convert(values[1] ?? null, true), properties };
-    size += JSON.stringify(feature).length + 1;
-    if (features.length > 0 && size > maxBytes) break;
-    features.push(feature);
+    const id = Number(values[0]);
+    const text = JSON.stringify({ type: 'Feature', id, geometry: converter.convert(values[1] ?? null, true), properties });
+    size += text.length + 1;
+    if (texts.length > 0 && size > maxBytes) break;
+    texts.push(text);
+    ids.push(id);
   }
-  return features;
+  return { texts, ids };
 }

@@ -110,19 +110,20 @@ export async function runPage(connection: DuckDBConnection, task: Extract<QueryT
   const { names, types, shape, raw, bytesRead } = await readPageRows(connection, task, isInterrupted);
   const project = task.resultCrs ? proj4('EPSG:4326', task.resultCrs).forward : undefined;
   const converter = createValueConverter(project ? { project: (position) => project(position) as [number, number] } : {});
-  const rows: Record<string, JsonValue>[] = [];
+  const rows: string[] = [];
   let size = 2;
   let truncated = false;
   for (const values of raw.slice(0, task.limit)) {
-    const row: Record<string, JsonValue> = {};
+    // Column names come from the SQL: no prototype, so a column named __proto__ stays a property.
+    const row: Record<string, JsonValue> = Object.create(null);
     names.forEach((name, index) => (row[name] = converter.convert(values[index] ?? null, name === shape.geometry)));
-    const bytes = JSON.stringify(row).length + 1;
-    if (size + bytes > task.settings.maxResponseBytes) {
+    const text = JSON.stringify(row);
+    if (size + text.length + 1 > task.settings.maxResponseBytes) {
       truncated = true;
       break;
     }
-    size += bytes;
-    rows.push(row);
+    size += text.length + 1;
+    rows.push(text);
   }
   // No page can hold a row larger than the cap; answering an empty page would send clients round in circles.
   if (truncated && rows.length === 0) throw queryFailure('row_too_large', task.settings.maxResponseBytes);
@@ -130,7 +131,8 @@ export async function runPage(connection: DuckDBConnection, task: Extract<QueryT
   if (truncated) warnings.push(`The page was cut at ${rows.length} rows to stay under ${task.settings.maxResponseBytes} bytes; ask for the next page at next_offset.`);
   return {
     columns: names.map((name, index) => ({ name, type: columnType(types[index]!, name === shape.geometry), nullable: true })),
-    rows,
+    rowsJson: Buffer.from(`[${rows.join(',')}]`),
+    rowCount: rows.length,
     hasMore: truncated || raw.length > task.limit,
     truncated,
     warnings,

@@ -114,7 +114,7 @@ function computeRoute(snapshot: CatalogSnapshot, route: CatalogRoute): CatalogAn
  * 404 page for a GET outside /api, a Problem for everything else. Bad parameters throw HTTPErrors that the app
  * renders as Problems.
  */
-export function answerCatalogRequest(snapshot: CatalogSnapshot, request: Request, url: URL, cacheMaxAge: number): Response {
+export function answerCatalogRequest(snapshot: CatalogSnapshot, request: Request, url: URL, cacheMaxAge: number): Response | Promise<Response> {
   const { pathname } = url;
   const accepted = parseAcceptEncoding(request.headers.get('accept-encoding'));
   const target = pathname + url.search;

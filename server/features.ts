@@ -1,7 +1,7 @@
 import type { H3, H3Event } from 'h3';
 import { FastResponse } from 'srvx';
 import type { CatalogIndex } from '../core/catalog-index.ts';
-import { renderCollection, renderCollections, renderConformance, renderFeature, renderFeatureCollection, renderLandingPage, renderQueryables } from '../core/api/ogc/documents.ts';
+import { renderCollection, renderCollections, renderConformance, renderLandingPage, renderQueryables, writeFeature, writeFeatureCollection } from '../core/api/ogc/documents.ts';
 import { COUNT_MAX_ROWS, isFiltered, itemsUrl, neighbourCursors, parseItemsRequest, toFeatureFilter } from '../core/api/ogc/items.ts';
 import { listFeatureLayers, type FeatureLayer } from '../core/api/ogc/layers.ts';
 import { DEFAULT_FEATURE_LIMIT } from '../core/api/ogc/params.ts';
@@ -11,7 +11,7 @@ import type { ParseFailure, PathValues, Route } from '../core/api/route-table.ts
 import { serializeJson } from '../core/static-files.ts';
 import { QueryFailure } from '../query/errors.ts';
 import type { FeatureFile, QueryService } from '../query/service.ts';
-import type { OgcException, OgcFeature } from '../schemas/ogc.ts';
+import type { OgcException } from '../schemas/ogc.ts';
 import { CORS_HEADERS } from './headers.ts';
 import { respondComputed } from './responses.ts';
 import { queryClientOf } from './queries.ts';
@@ -79,18 +79,18 @@ export function registerFeatureRoutes(app: H3, options: FeatureRouteOptions): vo
     },
     getFeatureCollection: async (event, path) => answer(event, renderCollection(catalog().baseUrl, layerOf(path))),
     getFeatureQueryables: async (event, path) => answer(event, renderQueryables(catalog().baseUrl, layerOf(path)), OGC_TYPES.schema),
-    getFeatures: async (event, path) => answer(event, await readItems(layerOf(path), event.url.searchParams, queryClientOf(event)), OGC_TYPES.geojson),
+    getFeatures: async (event, path) => answerBytes(event, await readItems(layerOf(path), event.url.searchParams, queryClientOf(event)), OGC_TYPES.geojson),
     getFeature: async (event, path) => {
       const layer = layerOf(path);
       const id = Number(path.featureId);
       const known = layer.source.metadata?.feature_count;
-      const [feature] = typeof known === 'number' && id >= known ? [] : (await queries.features(fileOf(layer), { mode: 'one', id }, queryClientOf(event))).items;
-      if (!feature) throw notFound(`Collection "${layer.id}" has no feature ${id}; ids are row positions from 0.`);
-      return answer(event, renderFeature(catalog().baseUrl, layer, feature as OgcFeature), OGC_TYPES.geojson);
+      const found = typeof known === 'number' && id >= known ? undefined : await queries.features(fileOf(layer), { mode: 'one', id }, queryClientOf(event));
+      if (!found || found.ids.length === 0) throw notFound(`Collection "${layer.id}" has no feature ${id}; ids are row positions from 0.`);
+      return answerBytes(event, writeFeature(catalog().baseUrl, layer, id, found.featuresJson), OGC_TYPES.geojson);
     },
   };
 
-  /** A page of items: the engine reads it, numberMatched comes from the catalog when no filter applies. */
+  /** A page of items as UTF-8 JSON: the engine reads it, numberMatched comes from the catalog when no filter applies. */
   const readItems = async (layer: FeatureLayer, params: URLSearchParams, client: string | undefined) => {
     const { baseUrl } = catalog();
     const parsed = parseItemsRequest(layer, params);
@@ -101,19 +101,18 @@ export function registerFeatureRoutes(app: H3, options: FeatureRouteOptions): vo
     const filtered = isFiltered(request);
     const { limit = DEFAULT_FEATURE_LIMIT, after, before } = request.values;
     const page = filter === null
-      ? { items: [], hasMore: false, matched: 0 }
+      ? { featuresJson: new TextEncoder().encode('[]'), ids: [], hasMore: false, matched: 0 }
       : await queries.features(fileOf(layer), {
         mode: 'page', filter, limit, count: filtered && rows !== undefined && rows <= COUNT_MAX_ROWS,
         ...(after === undefined ? {} : { after }), ...(before === undefined ? {} : { before }),
       }, client);
-    const cursors = neighbourCursors(request, page.items.map((item) => item.id), page.hasMore);
+    const cursors = neighbourCursors(request, page.ids, page.hasMore);
     const links = {
       self: itemsUrl(baseUrl, layer, request, { ...(after === undefined ? {} : { after }), ...(before === undefined ? {} : { before }) }),
       ...(cursors.next ? { next: itemsUrl(baseUrl, layer, request, cursors.next) } : {}),
       ...(cursors.prev ? { prev: itemsUrl(baseUrl, layer, request, cursors.prev) } : {}),
     };
-    const features = page.items.map((item) => ({ type: 'Feature' as const, ...item }) as OgcFeature);
-    return renderFeatureCollection(baseUrl, layer, features, links, filtered ? page.matched : rows);
+    return writeFeatureCollection(baseUrl, layer, page.featuresJson, page.ids.length, links, filtered ? page.matched : rows);
   };
 
   for (const [id, route] of Object.entries(OGC_ROUTES) as [OgcRouteId, Route][]) {
@@ -132,8 +131,12 @@ export function registerFeatureRoutes(app: H3, options: FeatureRouteOptions): vo
     throw notFound('There is no such /features path; the landing page /features links every resource.');
   }));
 
-  function answer(event: H3Event, body: unknown, type: string = OGC_TYPES.json): Response {
+  function answer(event: H3Event, body: unknown, type: string = OGC_TYPES.json): Response | Promise<Response> {
     return respondComputed(event.req, serializeJson(body), { type, cacheMaxAge: options.cacheMaxAge });
+  }
+
+  function answerBytes(event: H3Event, bytes: Uint8Array, type: string): Response | Promise<Response> {
+    return respondComputed(event.req, bytes, { type, cacheMaxAge: options.cacheMaxAge });
   }
 }
 

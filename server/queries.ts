@@ -2,6 +2,7 @@ import { getRequestIP, type H3, type H3Event } from 'h3';
 import { clientKeyOf } from '../query/admission.ts';
 import { FastResponse } from 'srvx';
 import { describeQueryError, queryFailure } from '../query/errors.ts';
+import { serializeQueryResult } from '../query/page.ts';
 import { MAX_QUERY_BODY_BYTES } from '../core/constants.ts';
 import { MAX_TILE_ZOOM } from '../core/geo/mvt.ts';
 import type { QueryService, QueryTile } from '../query/service.ts';
@@ -45,10 +46,10 @@ export function registerQueryRoutes(app: H3, service: QueryService, options: Que
     // An Accept that prefers Arrow gets the page as an Arrow IPC stream (server/query-formats.ts); JSON otherwise.
     createQuery: async (event) => (prefersArrow(event.req.headers.get('accept'))
       ? respondArrowPage(await service.runArrow(await readQueryBody(event), queryClientOf(event)))
-      : json(await service.run(await readQueryBody(event), queryClientOf(event)))),
+      : jsonBytes(serializeQueryResult(await service.run(await readQueryBody(event), queryClientOf(event))))),
     getQueryPage: async (event, { query_id }) => (prefersArrow(event.req.headers.get('accept'))
       ? respondArrowPage(await service.pageArrow(String(query_id), token(event), await readQueryBody(event), queryClientOf(event)))
-      : json(await service.page(String(query_id), token(event), await readQueryBody(event), queryClientOf(event)))),
+      : jsonBytes(serializeQueryResult(await service.page(String(query_id), token(event), await readQueryBody(event), queryClientOf(event))))),
     getQueryBounds: async (event, { query_id }) => {
       const bounds = await service.bounds(String(query_id), tokenOf(event, QUERY_ROUTES.getQueryBounds), queryClientOf(event));
       return json(bounds, event.req.method === 'HEAD');
@@ -113,8 +114,11 @@ function readQueryBody(event: H3Event): Promise<unknown> {
 }
 
 function json(body: unknown, head = false): Response {
-  const text = JSON.stringify(body);
-  return new FastResponse(head ? null : text, {
-    headers: { ...CORS_HEADERS, 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': String(Buffer.byteLength(text)) },
+  return jsonBytes(Buffer.from(JSON.stringify(body)), head);
+}
+
+function jsonBytes(bytes: Uint8Array, head = false): Response {
+  return new FastResponse(head ? null : (bytes as Uint8Array<ArrayBuffer>), {
+    headers: { ...CORS_HEADERS, 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': String(bytes.byteLength) },
   });
 }

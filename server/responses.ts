@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
-import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync } from 'node:zlib';
 import { FastResponse } from 'srvx';
 import { COMPRESS_MIN_BYTES } from '../core/constants.ts';
 import { bodyHeaders } from './headers.ts';
@@ -29,8 +30,20 @@ export function respondStatic(request: Request, body: StaticBody, ifNoneMatch = 
   return new FastResponse(asBody(body.bytes), { status: 200, headers: body.headers });
 }
 
-/** Answers a computed JSON body like a static file: ETag from its hash, compressed on the fly when accepted. */
-export function respondComputed(request: Request, bytes: Uint8Array, options: BodyResponseOptions): Response {
+/**
+ * Bodies at least this large are compressed on libuv's thread pool rather than on the event loop. Measured here on
+ * 1.4 MB of GeoJSON points: brotli at quality 4 took 77–87 ms, gzip at level 4 13–16 ms (about 5.5 and 1 ms per
+ * 100 KB), so a page of 10,000 features compressed in place would hold the loop for a tenth of a second.
+ */
+const COMPRESS_OFF_THREAD_BYTES = 64 * 1024;
+const brotliOffThread = promisify(brotliCompress);
+const gzipOffThread = promisify(gzip);
+
+/**
+ * Answers a computed JSON body like a static file: ETag from its hash, compressed on the fly when accepted (off the
+ * event loop for a large body, so the answer is then a promise).
+ */
+export function respondComputed(request: Request, bytes: Uint8Array, options: BodyResponseOptions): Response | Promise<Response> {
   const sha256 = hash('sha256', bytes, 'hex');
   const compressible = bytes.length >= COMPRESS_MIN_BYTES;
   const accepted = compressible ? parseAcceptEncoding(request.headers.get('accept-encoding')) : { br: false, gzip: false };
@@ -38,11 +51,16 @@ export function respondComputed(request: Request, bytes: Uint8Array, options: Bo
   const headers = bodyHeaders({ type: options.type, sha256, encoding, varies: compressible, cacheMaxAge: options.cacheMaxAge });
   const status = options.status ?? 200;
   if (status === 200 && matchesEtag(request.headers.get('if-none-match'), sha256)) return new FastResponse(null, { status: 304, headers });
-  const sent = encoding === 'br'
-    ? brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 4, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } })
-    : encoding === 'gzip' ? gzipSync(bytes, { level: 4 }) : bytes;
-  headers.push(['content-length', String(sent.length)]);
-  return new FastResponse(request.method === 'HEAD' ? null : asBody(sent), { status, headers });
+  const respond = (sent: Uint8Array) => {
+    headers.push(['content-length', String(sent.length)]);
+    return new FastResponse(request.method === 'HEAD' ? null : asBody(sent), { status, headers });
+  };
+  if (encoding === 'identity') return respond(bytes);
+  const brotli = { params: { [constants.BROTLI_PARAM_QUALITY]: 4, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } };
+  if (bytes.length >= COMPRESS_OFF_THREAD_BYTES) {
+    return (encoding === 'br' ? brotliOffThread(bytes, brotli) : gzipOffThread(bytes, { level: 4 })).then(respond);
+  }
+  return respond(encoding === 'br' ? brotliCompressSync(bytes, brotli) : gzipSync(bytes, { level: 4 }));
 }
 
 /** Bytes as a fetch body (Uint8Arrays over a plain ArrayBuffer here). */

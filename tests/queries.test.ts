@@ -39,6 +39,19 @@ describe('POST /api/queries', () => {
     expect(JSON.stringify(result.map_configuration)).not.toContain(result.query_token);
   });
 
+  it('keeps a column named __proto__ as a property of each row, in the HTTP answer and the service\'s own', async () => {
+    const sql = 'SELECT name AS "__proto__", 1 AS constructor FROM countries ORDER BY name LIMIT 2';
+    const body = await (await create({ sql })).json() as { rows: Record<string, unknown>[] };
+    expect(body.rows.map((row) => Object.entries(row))).toEqual([[['__proto__', 'Afghanistan'], ['constructor', 1]], [['__proto__', 'Albania'], ['constructor', 1]]]);
+    const page = await server.queries.run({ sources: [countries()], sql });
+    expect(page.rows.map((row) => Object.getOwnPropertyNames(row))).toEqual([['__proto__', 'constructor'], ['__proto__', 'constructor']]);
+  });
+
+  it('writes a page as JSON.stringify would write the result it stands for', async () => {
+    const text = await (await create({ sql: "SELECT name, 'a \"quoted\" \\ name 東京' AS note, geometry FROM countries ORDER BY name", limit: 3 })).text();
+    expect(text).toBe(JSON.stringify(JSON.parse(text)));
+  });
+
   it('says when the order is not deterministic and the result is empty', async () => {
     const unordered = QueryResultSchema.parse(await (await create({ sql: 'SELECT name FROM countries', limit: 5 })).json());
     expect(unordered.deterministic_order).toBe(false);

@@ -140,6 +140,38 @@ export function renderFeatureCollection(baseUrl: string, layer: FeatureLayer, fe
   };
 }
 
+/**
+ * A page of features as UTF-8 JSON, as JSON.stringify would write {@link renderFeatureCollection}'s document, with
+ * the features spliced in as the query worker wrote them (`featuresJson`, a JSON array of `count` features).
+ */
+export function writeFeatureCollection(baseUrl: string, layer: FeatureLayer, featuresJson: Uint8Array, count: number, links: FeaturePageLinks, matched: number | undefined): Uint8Array {
+  const { type: _type, features: _features, ...rest } = renderFeatureCollection(baseUrl, layer, [], links, matched);
+  return joinBytes([encoder.encode('{"type":"FeatureCollection","features":'), featuresJson, encoder.encode(`,${JSON.stringify({ ...rest, numberReturned: count }).slice(1)}`)]);
+}
+
+/**
+ * One feature with its links as UTF-8 JSON, as JSON.stringify would write {@link renderFeature}'s document, from the
+ * query worker's JSON array holding that one feature (`[{"type":"Feature","id","geometry","properties"}]`).
+ */
+export function writeFeature(baseUrl: string, layer: FeatureLayer, id: number, featuresJson: Uint8Array): Uint8Array {
+  const { links } = renderFeature(baseUrl, layer, { id, geometry: null, properties: {} });
+  // The array's brackets and the feature's closing brace go; the links and a closing brace come instead.
+  return joinBytes([featuresJson.subarray(1, -2), encoder.encode(`,"links":${JSON.stringify(links)}}`)]);
+}
+
+const encoder = new TextEncoder();
+
+/** Byte arrays one after another, in one array. */
+function joinBytes(parts: Uint8Array[]): Uint8Array {
+  const joined = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    joined.set(part, at);
+    at += part.length;
+  }
+  return joined;
+}
+
 /** One feature with its links. */
 export function renderFeature(baseUrl: string, layer: FeatureLayer, feature: Omit<OgcFeature, 'type' | 'links'>): OgcFeature {
   const urls = collectionUrls(baseUrl, layer);
