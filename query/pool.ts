@@ -90,8 +90,9 @@ const START_LIMIT_MS = 30_000;
  * addresses) take turns at the workers: a free worker takes the oldest task of the client running the fewest
  * (`pickFairly`), so one client's burst delays its own tasks, not the others'. Admission is by expected wait: a
  * task is accepted while the work a fair turn puts ahead of it (`fairAhead`) plus its own run fits its deadline,
- * and answered 503 the moment its wait runs out; a client may have at most `clientQueue` tasks waiting. Tasks that run long move to spare workers, so short ones
- * keep flowing; queued tiles of one query are coalesced into one worker task. A task past its deadline is
+ * and answered 503 the moment its wait runs out; a client may have at most `clientQueue` tasks waiting. Tasks
+ * that run long move to spare workers, so short ones keep flowing; queued tiles of one query are coalesced into
+ * one worker task. A task past its deadline is
  * interrupted, and its worker killed and replaced if it does not stop within the grace period; a worker over
  * its memory cap is killed and replaced. A worker that dies by itself is replaced too, and its task answered by
  * the cause (`describeDeath`): stopped from outside, 503 `query_worker_lost`; crashed, 422 `query_failed`.
