@@ -44,6 +44,9 @@ async function timedBuild(config: Config): Promise<{ ms: number; result: BuildRe
   return { ms: performance.now() - started, result };
 }
 
+/** Sections that read the 10k-dataset synthetic catalog; a run of none of them skips building it (minutes on 2 cores). */
+const SYNTHETIC_READERS = ['builds', 'listings', 'compression', 'build-load', 'stac-build', 'stac-search'];
+
 /** Build throughput and tree size of the sample and of the synthetic catalog, and the incremental rebuild time. */
 export async function benchBuilds(bench: BenchContext): Promise<void> {
   bench.section('Builds');
@@ -54,6 +57,7 @@ export async function benchBuilds(bench: BenchContext): Promise<void> {
   bench.report('sample: full build (cold caches)', `${(cold.ms / 1000).toFixed(2)} s`, `${Math.round(cold.result.documents / (cold.ms / 1000))} documents/s, ${cold.result.documents} documents`);
   bench.report('sample: dist size', `${(await treeBytes(sample.distDir) / 1e6).toFixed(1)} MB`, 'documents plus .br/.gz siblings');
   bench.report('sample: build time / bare write of the same files', `${(cold.ms / floor).toFixed(1)}×`, `bare write ${floor.toFixed(0)} ms`);
+  if (!SYNTHETIC_READERS.some((section) => bench.wants(section))) return;
 
   const catalogDir = join(bench.root, 'synthetic', 'catalog');
   await writeSyntheticCatalog({ dir: catalogDir, datasets: 10_000, filesPerDataset: 3, collections: 20, sampleCatalogDir: join(bench.repo, 'catalog-data') });

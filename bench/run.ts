@@ -7,6 +7,7 @@ import { benchBuilds } from './build-bench.ts';
 import { benchLoadWhileBuilding } from './build-load-bench.ts';
 import { benchCompression } from './compression-bench.ts';
 import { benchEnrichment } from './enrich-bench.ts';
+import { benchLighthouse } from './lighthouse-bench.ts';
 import { benchListings } from './listing-bench.ts';
 import { benchPmTiles } from './pmtiles-bench.ts';
 import { benchDownloadZip } from './zip-bench.ts';
@@ -21,6 +22,7 @@ import { benchSite } from './site-bench.ts';
 import { benchStacBuild } from './stac-build-bench.ts';
 import { benchStacSearch } from './stac-search-bench.ts';
 import { benchStaticReads } from './static-bench.ts';
+import { benchStalls } from './stall-bench.ts';
 
 /** Shared state of one bench run: its scratch folder and the figures printed so far. */
 export interface BenchContext {
@@ -30,6 +32,8 @@ export interface BenchContext {
   report: (name: string, value: string, note: string) => void;
   keep: (name: string, config: Config) => void;
   kept: (name: string) => Config;
+  /** Whether this run includes a section (every section when none is named). */
+  wants: (section: string) => boolean;
 }
 
 const SECTIONS: Record<string, (bench: BenchContext) => Promise<void>> = {
@@ -52,6 +56,8 @@ const SECTIONS: Record<string, (bench: BenchContext) => Promise<void>> = {
   fleet: benchFleet,
   pmtiles: benchPmTiles,
   zip: benchDownloadZip,
+  stall: benchStalls,
+  lighthouse: benchLighthouse,
 };
 
 async function main(): Promise<void> {
@@ -69,12 +75,13 @@ async function main(): Promise<void> {
       if (!config) throw new Error(`the ${name} section must run first`);
       return config;
     },
+    wants: (section) => wanted.length === 0 || wanted.includes(section),
   };
   console.log(`# npm run bench — ${new Date().toISOString().slice(0, 16)}Z, Node ${process.version}, ${availableParallelism()} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB`);
   try {
     for (const [name, run] of Object.entries(SECTIONS)) {
       // Every section reads the trees the build section makes, so it always runs.
-      if (name === 'builds' || wanted.length === 0 || wanted.includes(name)) await run(bench);
+      if (name === 'builds' || bench.wants(name)) await run(bench);
     }
   } finally {
     await rm(root, { recursive: true, force: true });

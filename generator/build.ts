@@ -78,6 +78,7 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
   const previousState = previousManifest ? await readRenderState(config.distDir) : undefined;
   const site = await prepareSite(index, {
     root: fileURLToPath(new URL('..', import.meta.url)),
+    dataDir: config.dataDir,
     queryOrigin: config.siteQueryOrigin,
     browserSqlLimitBytes: config.siteBrowserSqlMb * 1_000_000,
     log,

@@ -1,104 +1,125 @@
 /**
- * The exact test of STAC item search's `intersects`: does a GeoJSON geometry meet an Item's footprint box? GEOS
- * answers it (the library PostGIS, GDAL, QGIS and shapely use; DESIGN.md decision 11), through `geos-wasm`, with
- * the geometry prepared once per request so each box costs a few microseconds. Lives outside `core/` because it
- * loads 2.5 MB of WebAssembly, imported lazily: a server that is never asked `intersects` never loads it.
+ * The exact test of STAC item search's `intersects`: which Items' footprints does a GeoJSON geometry meet? GEOS
+ * answers it (the library PostGIS, GDAL, QGIS and shapely use; DESIGN.md decision 11) through `geos-wasm`, on one
+ * worker thread (geometry-intersects-worker.ts), so checking and testing a geometry of 20,000 positions against
+ * 30,000 footprints never holds the server's main thread: all it costs there is copying the parsed geometry into
+ * a message (about 4 ms for 20,000 positions), since even JSON.stringify of it takes longer. The thread starts on the first `intersects` search and ends after a while without one, so a server
+ * that is never asked `intersects` never loads GEOS's 2.5 MB of WebAssembly.
  */
-import type { FootprintFilter } from '../core/stac/search.ts';
-import type { GeoJsonGeometry } from '../schemas/stac-api.ts';
-import { openGeosContext, type Geos, type GeosContext } from './geos.ts';
+import { Worker } from 'node:worker_threads';
+import type { FootprintJob, FootprintVerdict } from './geometry-intersects-worker.ts';
 
-/** A prepared geometry: the filter the search runs, and `release` to free it once the search is done. */
-export interface PreparedFootprintFilter extends FootprintFilter {
-  release(): void;
-}
+/**
+ * What a test answers: per entry whether the geometry meets its footprint, and the geometry's digest for page
+ * tokens; or why it cannot be answered.
+ */
+export type FootprintTest = { ok: true; hits: Uint8Array; digest: string } | { ok: false; status: 400 | 503; detail: string };
 
-/** The parts of geos-wasm the `intersects` test adds to the shared ones. */
-interface IntersectsGeos extends Geos {
-  GEOSGeoJSONReader_create_r(context: number): number;
-  GEOSGeoJSONReader_readGeometry_r(context: number, reader: number, text: number): number;
-  GEOSPrepare_r(context: number, geometry: number): number;
-  GEOSPreparedIntersects_r(context: number, prepared: number, geometry: number): number;
-  GEOSGeom_createRectangle_r(context: number, xmin: number, ymin: number, xmax: number, ymax: number): number;
-  GEOSPreparedGeom_destroy_r(context: number, prepared: number): unknown;
-}
-
-/** The process's GEOS context and its GeoJSON reader, made once. */
-interface GeosSession extends GeosContext<IntersectsGeos> {
-  reader: number;
+/** Options of the worker thread; the defaults suit the server, tests shorten them. */
+export interface FootprintTesterOptions {
+  /** A job that runs longer is abandoned, its thread ended, and answered 503. */
+  deadlineMs: number;
+  /** Jobs waiting beyond this many are answered 503 at once: memory stays bounded under a flood. */
+  maxQueued: number;
+  /** The thread ends after this long without a job, giving its memory back. */
+  idleMs: number;
 }
 
 /**
- * A box with no width or no height is widened by this many degrees (about 0.1 mm): GEOS builds such a box as a
- * polygon of zero area, which its predicates do not read as the line it is. A box that is one position stays a point.
+ * The thread ends 5 s after its last job: it holds about 30 MB (V8, zod, GEOS's WebAssembly), which a server asked
+ * `intersects` once an hour should not keep. Starting it again costs the next search a few hundred ms, off the main
+ * thread.
  */
-const DEGENERATE_WIDTH = 1e-9;
+const DEFAULTS: FootprintTesterOptions = { deadlineMs: 10_000, maxQueued: 32, idleMs: 5_000 };
+/**
+ * Heap limits of the thread: a geometry within the limits needs far less, and a thread that runs out of memory ends
+ * alone (its search answered 503) rather than taking the server with it.
+ */
+const RESOURCE_LIMITS = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 16 };
 
-let loading: Promise<GeosSession> | undefined;
+interface Pending {
+  job: FootprintJob;
+  resolve: (test: FootprintTest) => void;
+}
+
+const queue: Pending[] = [];
+let worker: Worker | undefined;
+let running: (Pending & { timer: NodeJS.Timeout }) | undefined;
+let idleTimer: NodeJS.Timeout | undefined;
+let nextId = 0;
+let options = DEFAULTS;
 
 /**
- * Prepares an `intersects` geometry: its envelope for the index, and GEOS's prepared `intersects` for the exact
- * test. A geometry GEOS calls invalid (a self-intersecting polygon, say) is refused with GEOS's reason, as STAC API
- * allows, rather than answered with results nobody can explain.
+ * Tests a geometry against the footprint boxes of a search index (eight numbers per entry, NaN when absent) on the
+ * worker thread, one job at a time, in order of arrival.
+ * @example const test = await testFootprints(request.intersects, stacSearchIndex(index).boxes);
  */
-export async function prepareFootprintFilter(geometry: GeoJsonGeometry): Promise<{ ok: true; filter: PreparedFootprintFilter } | { ok: false; detail: string }> {
-  loading ??= openSession();
-  const { geos, context, reader, lastError, clearError } = await loading;
-  const text = new TextEncoder().encode(JSON.stringify(geometry));
-  const buffer = geos.Module._malloc(text.length + 1);
-  geos.Module.HEAPU8.set(text, buffer);
-  geos.Module.HEAPU8[buffer + text.length] = 0;
-  clearError();
-  const parsed = geos.GEOSGeoJSONReader_readGeometry_r(context, reader, buffer);
-  geos.Module._free(buffer);
-  if (!parsed) return { ok: false, detail: `is not a geometry GEOS can read: ${lastError() || 'unknown reason'}` };
-  if (geos.GEOSisValid_r(context, parsed) !== 1) {
-    const reason = geos.GEOSisValidReason_r(context, parsed);
-    const message = reason ? geos.Module.UTF8ToString(reason) : 'invalid';
-    if (reason) geos.GEOSFree_r(context, reason);
-    geos.GEOSGeom_destroy_r(context, parsed);
-    return { ok: false, detail: `is not a valid geometry (GEOS: ${message}); repair it, for example with ST_MakeValid` };
+export function testFootprints(geometry: unknown, boxes: Float64Array): Promise<FootprintTest> {
+  if (queue.length >= options.maxQueued) {
+    return Promise.resolve({ ok: false, status: 503, detail: `${queue.length} intersects searches are waiting for the geometry thread; try again shortly` });
   }
-  const prepared = geos.GEOSPrepare_r(context, parsed);
-  return {
-    ok: true,
-    filter: {
-      envelope: geometryEnvelope(geometry),
-      intersects(west, south, east, north) {
-        const flatX = west === east && south !== north;
-        const flatY = south === north && west !== east;
-        const box = geos.GEOSGeom_createRectangle_r(context, west, south, flatX ? east + DEGENERATE_WIDTH : east, flatY ? north + DEGENERATE_WIDTH : north);
-        const answer = geos.GEOSPreparedIntersects_r(context, prepared, box);
-        geos.GEOSGeom_destroy_r(context, box);
-        if (answer === 2) throw new Error(`GEOS could not test intersects: ${lastError()}`);
-        return answer === 1;
-      },
-      release() {
-        geos.GEOSPreparedGeom_destroy_r(context, prepared);
-        geos.GEOSGeom_destroy_r(context, parsed);
-      },
-    },
-  };
+  return new Promise((resolve) => {
+    queue.push({ job: { id: nextId++, geometry, boxes }, resolve });
+    dispatch();
+  });
 }
 
-/** [west, south, east, north] of every position of a geometry, taken as it is (GeoJSON geometries are cut at ±180°). */
-export function geometryEnvelope(geometry: GeoJsonGeometry): [number, number, number, number] {
-  const box: [number, number, number, number] = [Infinity, Infinity, -Infinity, -Infinity];
-  const visit = (value: unknown): void => {
-    if (!Array.isArray(value)) return;
-    if (typeof value[0] === 'number') {
-      box[0] = Math.min(box[0], value[0]);
-      box[1] = Math.min(box[1], value[1] as number);
-      box[2] = Math.max(box[2], value[0]);
-      box[3] = Math.max(box[3], value[1] as number);
-    } else value.forEach(visit);
-  };
-  if (geometry.type === 'GeometryCollection') geometry.geometries.forEach((part) => visit(part.coordinates));
-  else visit(geometry.coordinates);
-  return box;
+/** Changes the thread's deadline, queue bound or idle time (tests), for the jobs that follow. */
+export function configureFootprintTester(changes: Partial<FootprintTesterOptions>): void {
+  options = { ...DEFAULTS, ...changes };
 }
 
-async function openSession(): Promise<GeosSession> {
-  const session = await openGeosContext<IntersectsGeos>();
-  return { ...session, reader: session.geos.GEOSGeoJSONReader_create_r(session.context) };
+function dispatch(): void {
+  if (running) return;
+  const next = queue.shift();
+  if (!next) {
+    clearTimeout(idleTimer);
+    idleTimer = setTimeout(stopWorker, options.idleMs).unref();
+    return;
+  }
+  clearTimeout(idleTimer);
+  const thread = (worker ??= startWorker());
+  const timer = setTimeout(() => {
+    stopWorker();
+    finish({ ok: false, status: 503, detail: `took longer than ${options.deadlineMs} ms to test and was stopped; simplify the geometry, or use a bbox` });
+  }, options.deadlineMs).unref();
+  running = { ...next, timer };
+  thread.postMessage(next.job);
+}
+
+function finish(test: FootprintTest): void {
+  const done = running;
+  if (!done) return;
+  running = undefined;
+  clearTimeout(done.timer);
+  done.resolve(test);
+  dispatch();
+}
+
+function startWorker(): Worker {
+  const thread = new Worker(new URL('./geometry-intersects-worker.ts', import.meta.url), { resourceLimits: RESOURCE_LIMITS });
+  // The thread never keeps the process alive: a server that closes or a test that ends does not wait for it.
+  thread.unref();
+  thread.on('message', (verdict: FootprintVerdict | { id: number; error: string }) => {
+    if (running?.job.id !== verdict.id) return;
+    if ('error' in verdict) {
+      console.error('the intersects thread failed on a geometry:', verdict.error);
+      finish({ ok: false, status: 400, detail: 'could not be tested by GEOS; simplify it, or use a bbox' });
+    } else finish(verdict.ok ? verdict : { ok: false, status: 400, detail: verdict.detail });
+  });
+  thread.on('error', (error) => {
+    console.error('the intersects thread ended with an error:', error);
+    if (worker === thread) worker = undefined;
+    finish({ ok: false, status: 503, detail: 'could not be tested: the geometry thread stopped; try again' });
+  });
+  thread.on('exit', () => {
+    if (worker === thread) worker = undefined;
+  });
+  return thread;
+}
+
+function stopWorker(): void {
+  const thread = worker;
+  worker = undefined;
+  void thread?.terminate();
 }

@@ -26,3 +26,58 @@ export const HealthSchema = z.object({ status: z.literal('ok') }).meta({ id: 'He
 
 /** Body of `GET /api`. */
 export type ApiRoot = z.infer<typeof ApiRootSchema>;
+
+/**
+ * Media types the Agentic Resource Discovery (ARD) 1.0 conformance test knows; an entry of any other type is
+ * flagged (Lighthouse's `ard-schema` audit then scores 0.9, not 1).
+ */
+export const AI_CATALOG_ENTRY_TYPES = [
+  'application/ai-catalog+json',
+  'application/agent-card+json',
+  'application/a2a-agent-card+json',
+  'application/mcp-server-card+json',
+  'application/agent-skills+zip',
+  'application/agent-skills+gzip',
+  'text/markdown; profile="urn:air:agent-skills"',
+  'application/ai-registry',
+  'application/ai-registry+json',
+] as const;
+
+/** `urn:air:<publisher>:<namespace>:<name>`, the identifier ARD 1.0 asks of every entry. */
+export const AI_CATALOG_IDENTIFIER = /^urn:air:([a-zA-Z0-9.-]+)(?::([a-zA-Z0-9._:-]+))?:([a-zA-Z0-9._-]+)$/;
+
+/** One entry of `/.well-known/ai-catalog.json`: a resource an agent can fetch, by reference. */
+export const AiCatalogEntrySchema = z
+  .object({
+    identifier: z.string().regex(AI_CATALOG_IDENTIFIER, 'must be urn:air:<publisher>:<namespace>:<name>'),
+    displayName: z.string().min(1),
+    type: z.enum(AI_CATALOG_ENTRY_TYPES),
+    url: z.url(),
+    description: z.string().optional(),
+    tags: z.array(z.string()).optional(),
+    capabilities: z.array(z.string()).optional(),
+    representativeQueries: z.array(z.string()).min(2).max(5).describe('Two to five questions an agent might come with.'),
+    version: z.string().optional(),
+    metadata: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).optional(),
+  })
+  .strict()
+  .meta({ id: 'AiCatalogEntry' });
+
+/**
+ * Body of `/.well-known/ai-catalog.json`, an Agentic Resource Discovery 1.0 manifest (the schema Lighthouse 13's
+ * `ard-schema` audit checks: no property beyond `specVersion`, `host` and `entries`).
+ */
+export const AiCatalogSchema = z
+  .object({
+    specVersion: z.literal('1.0'),
+    host: z
+      .object({ displayName: z.string().min(1), documentationUrl: z.url().optional() })
+      .strict()
+      .optional(),
+    entries: z.array(AiCatalogEntrySchema),
+  })
+  .strict()
+  .meta({ id: 'AiCatalog' });
+
+/** Body of `/.well-known/ai-catalog.json`. */
+export type AiCatalog = z.infer<typeof AiCatalogSchema>;

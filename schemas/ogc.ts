@@ -39,7 +39,7 @@ const BboxSchema = z.array(z.number()).min(4).max(6);
 export const OgcExtentSchema = z
   .object({
     spatial: z.object({
-      bbox: z.array(BboxSchema).min(1).describe('The extent of the whole collection; west > east when it crosses the antimeridian.'),
+      bbox: z.array(BboxSchema).min(1).describe('The extent of the whole collection first, never across the antimeridian; when the data crosses it, a second box follows with west > east, the precise extent.'),
       crs: z.literal('http://www.opengis.net/def/crs/OGC/1.3/CRS84').describe('Coordinates are WGS 84 longitude/latitude.'),
     }),
     temporal: z

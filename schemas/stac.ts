@@ -100,7 +100,7 @@ export const StacCollectionSchema = z
     license: z.string().describe('SPDX identifier or expression, or `other`.'),
     providers: z.array(StacProviderSchema).optional(),
     extent: z.object({
-      spatial: z.object({ bbox: z.array(StacBboxSchema).min(1).describe('The overall box, then one per file when there are two or more.') }),
+      spatial: z.object({ bbox: z.array(StacBboxSchema).min(1).describe('The overall box, then one per file when there are two or more. An overall box across the antimeridian is written from -180 to 180, followed by its two halves.') }),
       temporal: z.object({ interval: z.array(z.tuple([z.string().nullable(), z.string().nullable()])).min(1) }),
     }),
     created: z.string().optional(),

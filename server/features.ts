@@ -5,7 +5,8 @@ import { renderCollection, renderCollections, renderConformance, renderFeature, 
 import { COUNT_MAX_ROWS, isFiltered, itemsUrl, neighbourCursors, parseItemsRequest, toFeatureFilter } from '../core/api/ogc/items.ts';
 import { listFeatureLayers, type FeatureLayer } from '../core/api/ogc/layers.ts';
 import { DEFAULT_FEATURE_LIMIT } from '../core/api/ogc/params.ts';
-import { createFeaturesOpenApiDocument, OGC_ROUTES, OGC_TYPES } from '../core/api/ogc/routes.ts';
+import { createFeaturesOpenApiDocument } from '../core/api/ogc/openapi.ts';
+import { OGC_ROUTES, OGC_TYPES } from '../core/api/ogc/routes.ts';
 import type { ParseFailure, PathValues, Route } from '../core/api/route-table.ts';
 import { serializeJson } from '../core/static-files.ts';
 import { QueryFailure } from '../query/errors.ts';
@@ -57,10 +58,21 @@ export function registerFeatureRoutes(app: H3, options: FeatureRouteOptions): vo
     if (!layer) throw notFound(`There is no collection "${String(path.collectionId).slice(0, 100)}"; /features/collections lists them.`);
     return layer;
   };
+  /** The OpenAPI document of the build in force, made once per build: it lists every collection's queryables. */
+  const apiDocuments = new WeakMap<CatalogIndex, { baseUrl: string; bytes: Uint8Array }>();
+  const readApiDocument = (): Uint8Array => {
+    const { index, baseUrl } = catalog();
+    let cached = apiDocuments.get(index);
+    if (cached?.baseUrl !== baseUrl) {
+      cached = { baseUrl, bytes: serializeJson(createFeaturesOpenApiDocument(baseUrl, listFeatureLayers(index).values())) };
+      apiDocuments.set(index, cached);
+    }
+    return cached.bytes;
+  };
   const handlers: Record<OgcRouteId, Handler> = {
     getFeaturesLanding: async (event) => answer(event, renderLandingPage(catalog().baseUrl)),
     getFeaturesConformance: async (event) => answer(event, renderConformance()),
-    getFeaturesApi: async (event) => answer(event, createFeaturesOpenApiDocument(catalog().baseUrl), OGC_TYPES.openapi),
+    getFeaturesApi: async (event) => respondComputed(event.req, readApiDocument(), { type: OGC_TYPES.openapi, cacheMaxAge: options.cacheMaxAge }),
     getFeatureCollections: async (event) => {
       const layers = [...listFeatureLayers(catalog().index).values()];
       return answer(event, renderCollections(catalog().baseUrl, layers.map((layer) => renderCollection(catalog().baseUrl, layer))));

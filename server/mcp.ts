@@ -1,27 +1,43 @@
-import { getRequestIP, type H3 } from 'h3';
+import type { H3 } from 'h3';
 import { FastResponse } from 'srvx';
 import { z } from 'zod';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { readRequestBody, requestBodyTooLargeMessage } from '@modelcontextprotocol/sdk/server/requestBody.js';
+import { ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { resolveApiUrl, type CatalogRouteName } from '../core/api/catalog/resolve.ts';
+import { CATALOG_ROUTES } from '../core/api/catalog/routes.ts';
 import { answerCatalogRoute } from '../core/render/answer.ts';
+import { findUnusedTagKeys, renderCatalogSearchPage } from '../core/mcp/search-catalog.ts';
+import { listMcpTools } from '../core/mcp/tool-list.ts';
+import { TOOL_TEXT } from '../core/mcp/tool-text.ts';
 import { MCP_TOOLS, READ_ONLY_ANNOTATIONS, type McpToolName, type ToolDefinition } from '../core/mcp/tools.ts';
 import { describeQueryError, QueryFailure } from '../query/errors.ts';
 import type { QueryService } from '../query/service.ts';
-import type { QueryBounds, QueryResult } from '../schemas/query.ts';
 import type { CatalogSnapshot } from './catalog.ts';
+import { addPrompts } from './mcp-prompts.ts';
+import { queryClientOf } from './queries.ts';
+import { createTokenBuckets } from './token-buckets.ts';
 
 /** Where the MCP endpoint is served. */
 export const MCP_PATH = '/mcp';
-/** Largest JSON-RPC request body; past it the transport answers 413 before parsing. Tool inputs are small. */
+/** Largest JSON-RPC request body; past it the answer is 413 before anything is parsed. Tool inputs are small. */
 export const MCP_MAX_BODY_BYTES = 256 * 1024;
 /** Largest number of array elements and object members in one tool call's arguments. */
 const MAX_TOOL_INPUT_ELEMENTS = 512;
 /** JSON-RPC code of a resource that does not exist (MCP specification, resources). */
 const RESOURCE_NOT_FOUND = -32002;
-/** Rows shown in the text rendering of a query page; the structured content has them all. */
-const TEXT_ROWS = 5;
+/** JSON-RPC 2.0's code of a message that is not a valid request: what a batch is to this server. */
+const INVALID_REQUEST = -32600;
+
+/**
+ * What the per-request servers share, made once per process: each McpServer would otherwise build an Ajv instance
+ * (2.4 ms; only elicitation, which this server never asks for, uses it) and each tool its input object, on every
+ * request.
+ */
+const SHARED_VALIDATOR = new AjvJsonSchemaValidator();
+const TOOL_INPUTS = Object.fromEntries(Object.entries(MCP_TOOLS).map(([name, tool]) => [name, z.object(tool.input)])) as Record<McpToolName, z.ZodObject>;
 
 /** What the MCP surface reads: the build in force and the query engine that /api/queries uses. */
 export interface McpDependencies {
@@ -40,79 +56,74 @@ const MAX_RATE_CLIENTS = 10_000;
 
 /**
  * Mounts `/mcp`: the Model Context Protocol over Streamable HTTP, stateless, so any replica answers any request.
- * Each client (the socket's remote address: the server trusts no X-Forwarded-For) has a token bucket; past its
- * rate the answer is 429 with Retry-After, before any JSON is parsed. Call it before the catalog's catch-all route.
+ * Each client (the socket's remote address, an IPv6 one by its /64: the server trusts no X-Forwarded-For) has a token
+ * bucket; past its rate the answer is 429 with Retry-After, before any JSON is parsed. Its queries count as its own in
+ * the query pool, as its calls to /api/queries do. Call it before the catalog's catch-all route.
  */
 export function registerMcpRoute(app: H3, dependencies: McpDependencies, options: McpRouteOptions): void {
+  // The tool list is made now, at start, rather than by the first client's tools/list.
+  listMcpTools();
   const buckets = options.rate > 0 ? createTokenBuckets({ rate: options.rate, burst: 2 * options.rate, maxClients: MAX_RATE_CLIENTS }) : undefined;
   app.all(MCP_PATH, (event) => {
-    const wait = buckets?.take(getRequestIP(event) ?? 'unknown') ?? 0;
+    // One identity per client for the rate and for the query pool, as /api/queries counts it: a burst over MCP and
+    // over HTTP is one client's share.
+    const client = queryClientOf(event);
+    const wait = buckets?.take(client ?? 'unknown') ?? 0;
     if (wait > 0) {
       const seconds = Math.ceil(wait);
       return jsonRpcError(429, -32000, `Too many requests: this client is over its rate on /mcp; retry in ${seconds} s.`, { 'retry-after': String(seconds) });
     }
-    return answerMcpRequest(event.req, dependencies);
+    return answerMcpRequest(event.req, dependencies, client);
   });
 }
 
-/** Token buckets keyed by client: `take` spends a token and answers 0, or the seconds until one is there. */
-export interface TokenBuckets {
-  take: (client: string, now?: number) => number;
-  /** Clients with a bucket kept in memory. */
-  size: () => number;
-}
-
 /**
- * Per-client token buckets that refill at `rate` tokens a second up to `burst`. A bucket that has refilled to full
- * is the same as no bucket, so idle buckets are swept once per refill time; between sweeps, at most `maxClients`
- * are kept (least recently seen dropped first), so a spray of addresses cannot grow memory.
- */
-export function createTokenBuckets({ rate, burst, maxClients }: { rate: number; burst: number; maxClients: number }): TokenBuckets {
-  const buckets = new Map<string, { tokens: number; at: number }>();
-  const refillMs = (burst / rate) * 1000;
-  let sweptAt = 0;
-  const sweep = (now: number) => {
-    sweptAt = now;
-    for (const [client, bucket] of buckets) if (now - bucket.at >= refillMs) buckets.delete(client);
-  };
-  return {
-    take(client, now = performance.now()) {
-      if (now - sweptAt >= refillMs) sweep(now);
-      const bucket = buckets.get(client);
-      const tokens = bucket ? Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * rate) : burst;
-      // Re-inserting keeps the Map in order of last use, so the first key is the one to drop.
-      buckets.delete(client);
-      if (buckets.size >= maxClients) buckets.delete(buckets.keys().next().value!);
-      if (tokens < 1) {
-        buckets.set(client, { tokens, at: now });
-        return (1 - tokens) / rate;
-      }
-      buckets.set(client, { tokens: tokens - 1, at: now });
-      return 0;
-    },
-    size: () => buckets.size,
-  };
-}
-
-/**
- * Answers one HTTP request to `/mcp`. POST carries JSON-RPC and gets a JSON answer from a server and transport
- * made for this request alone (the SDK's stateless pattern: no session, nothing kept between requests). This
- * server never opens a stream of its own, so GET and DELETE answer 405 with `Allow: POST`, as the transport
+ * Answers one HTTP request to `/mcp`. POST carries one JSON-RPC message and gets a JSON answer from a server and
+ * transport made for this request alone (the SDK's stateless pattern: no session, nothing kept between requests).
+ * This server never opens a stream of its own, so GET and DELETE answer 405 with `Allow: POST`, as the transport
  * specification says. A browser page of another origin gets 403 (the specification's DNS-rebinding rule);
- * clients that send no Origin (every non-browser client) are served.
+ * clients that send no Origin (every non-browser client) are served. A JSON-RPC batch gets 400 before any server is
+ * made (see {@link isJsonArray}).
  */
-export async function answerMcpRequest(request: Request, dependencies: McpDependencies): Promise<Response> {
+export async function answerMcpRequest(request: Request, dependencies: McpDependencies, client?: string): Promise<Response> {
   if (request.method !== 'POST') return jsonRpcError(405, -32000, 'Method not allowed: this MCP endpoint is stateless and accepts POST only.', { allow: 'POST' });
   const origin = request.headers.get('origin');
   const baseUrl = dependencies.snapshot().store.manifest.settings.base_url;
   if (origin !== null && origin !== new URL(baseUrl).origin) return jsonRpcError(403, -32000, 'Forbidden: the Origin header names another site.');
-  const server = createMcpServer(dependencies);
+  let body: Awaited<ReturnType<typeof readRequestBody>>;
+  try {
+    body = await readRequestBody(request, MCP_MAX_BODY_BYTES);
+  } catch {
+    return jsonRpcError(400, -32700, 'Parse error: the request body could not be read.');
+  }
+  if (body.tooLarge) return jsonRpcError(413, -32000, requestBodyTooLargeMessage(MCP_MAX_BODY_BYTES));
+  if (isJsonArray(body.text)) {
+    return jsonRpcError(400, INVALID_REQUEST, 'Invalid Request: JSON-RPC batches are not supported; send one message per request (MCP 2025-11-25 has no batches).');
+  }
+  const server = createMcpServer(dependencies, client);
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: MCP_MAX_BODY_BYTES });
   await server.connect(transport);
   try {
-    return await transport.handleRequest(request);
+    // The body was read above; the transport reads this copy and keeps its own checks (Accept, Content-Type, JSON).
+    return await transport.handleRequest(new Request(request.url, { method: 'POST', headers: request.headers, body: body.text }));
   } finally {
     await server.close();
+  }
+}
+
+/**
+ * Whether a body is a JSON array, that is a JSON-RPC batch. MCP 2025-06-18 removed batches and 2025-11-25 has none,
+ * yet the SDK's transport (1.32) runs up to 100 messages of a batch in one request, at any negotiated revision: one
+ * request, one token of the rate bound, and 100 tools/list or run_query calls. So every batch is refused, at every
+ * revision; a 2025-03-26 client, whose revision allowed them, gets the standard JSON-RPC Invalid Request and sends its
+ * messages one by one. A body that only starts like an array but is no JSON is left to the transport's parse error.
+ */
+function isJsonArray(text: string): boolean {
+  if (!/^[ \t\n\r]*\[/.test(text)) return false;
+  try {
+    return Array.isArray(JSON.parse(text));
+  } catch {
+    return false;
   }
 }
 
@@ -134,54 +145,46 @@ class ToolFailure extends Error {
 
 /**
  * The MCP server of one request: every tool of {@link MCP_TOOLS}, the catalog documents as resource templates,
- * and a prompt. Handlers are thin adapters over the same renderers and query engine as /api.
+ * and prompts. Handlers are thin adapters over the same renderers and query engine as /api; queries run as `client`
+ * in the pool (server/queries.ts `queryClientOf`).
  */
-export function createMcpServer({ snapshot, queries }: McpDependencies): McpServer {
+export function createMcpServer({ snapshot, queries }: McpDependencies, client?: string): McpServer {
   const server = new McpServer(
     { name: 'geoshelf', title: 'geoshelf catalog', version: '1.0.0' },
     {
       maxToolInputElements: MAX_TOOL_INPUT_ELEMENTS,
-      instructions: 'A catalog of geospatial datasets. list_collections, then search_datasets to find data; get_dataset for the ids of its '
+      jsonSchemaValidator: SHARED_VALIDATOR,
+      instructions: 'A catalog of geospatial datasets. search_datasets finds data in every collection (or in one of list_collections); get_dataset for the ids of its '
         + 'files and sources; get_file for the columns; run_query to run SQL over sources by alias; get_query_page with next_offset for more rows.',
     },
   );
   const catalog = (name: CatalogRouteName, path: string, query: Record<string, string | number | undefined> = {}) => catalogDocument(snapshot(), name, path, query);
   const datasetPath = (args: { collection: string; dataset: string }) => `/api/collections/${segment(args.collection)}/datasets/${segment(args.dataset)}`;
 
-  addTool(server, 'list_collections', async () => ({ collections: catalog('collections', '/api/collections') }), (value) => {
-    const lines = (value.collections as { slug: string; id: number; name: string; dataset_count?: number }[])
-      .map((collection) => `- ${collection.slug} (id ${collection.id}): ${collection.name}, ${collection.dataset_count ?? 0} datasets`);
-    return [`${lines.length} collections:`, ...lines].join('\n');
-  });
-  addTool(server, 'list_tags', async (args) => catalog('tags', `/api/collections/${segment(args.collection)}/datasets/tags`, { tag_key: args.tag_key }), (value) => {
-    const tags = value.tags as Record<string, string[]>;
-    return Object.entries(tags).map(([key, values]) => `${key}: ${values.join(', ')}`).join('\n') || 'No tags.';
-  });
-  addTool(server, 'search_datasets', async (args) => {
+  addTool(server, 'list_collections', async () => ({ collections: catalog('collections', '/api/collections') }));
+  addTool(server, 'list_tags', async (args) => catalog('tags', `/api/collections/${segment(args.collection)}/datasets/tags`, { tag_key: args.tag_key }));
+  addTool(server, 'search_datasets', async ({ collection, ...args }) => {
     const query = { search: args.search, tag_filters: args.tag_filters, limit: args.limit, offset: args.offset ?? undefined };
-    return catalog('collection', `/api/collections/${segment(args.collection)}`, query);
-  }, renderListing);
-  addTool(server, 'get_dataset', async (args) => catalog('dataset', datasetPath(args), { include_urls: 'true' }), renderDataset);
+    return collection === undefined ? searchCatalog(snapshot(), query) : catalog('collection', `/api/collections/${segment(collection)}`, query);
+  });
+  addTool(server, 'get_dataset', async (args) => catalog('dataset', datasetPath(args), { include_urls: 'true' }));
   addTool(server, 'get_file', async (args) => {
     const path = `${datasetPath(args)}/files/${segment(args.file)}`;
     const file = catalog('file', path) as { file: unknown };
     return { file: file.file, dictionary: catalog('schema', `${path}/schema`, { version: args.version }) };
-  }, renderFile);
+  });
   addTool(server, 'get_source', async (args) => {
     const detail = catalog('dataset', datasetPath(args), { include_urls: 'true' }) as { dataset: { files?: { formats: { sources: { id: number }[] }[] }[] } };
     const source = detail.dataset.files?.flatMap((file) => file.formats.flatMap((format) => format.sources)).find((candidate) => candidate.id === args.source_id);
     if (!source) throw new ToolFailure('not_found', `Dataset "${args.dataset}" has no source ${args.source_id}; get_dataset lists its sources.`);
     return source;
-  }, (value) => {
-    const source = value as { id: number; version: string; url?: string | null; links: { download_zip: string } };
-    return `Source ${source.id}, version ${source.version}: ${source.url ?? 'no direct download'}; every file in one archive: ${source.links.download_zip}`;
   });
-  addTool(server, 'run_query', async (args) => queries.run(args), (value) => renderPage(value as QueryResult));
-  addTool(server, 'get_query_page', async ({ query_id, query_token, ...page }) => queries.page(query_id, query_token, page), (value) => renderPage(value as QueryResult));
-  addTool(server, 'get_query_bounds', async (args) => queries.bounds(args.query_id, args.query_token), (value) => {
-    const [west, south, east, north] = (value as QueryBounds).bounds;
-    return `WGS84 extent: west ${west}, south ${south}, east ${east}, north ${north}${west > east ? ' (crosses the antimeridian)' : ''}.`;
-  });
+  addTool(server, 'run_query', async (args) => queries.run(args, client));
+  addTool(server, 'get_query_page', async ({ query_id, query_token, ...page }) => queries.page(query_id, query_token, page, client));
+  addTool(server, 'get_query_bounds', async (args) => queries.bounds(args.query_id, args.query_token, client));
+  // The SDK would convert every zod schema to JSON Schema again on each tools/list; the list is the same for the
+  // life of the process, so it is made once (core/mcp/tool-list.ts), with schemas every client can read.
+  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...listMcpTools()] }));
   addResources(server, snapshot);
   addPrompts(server);
   return server;
@@ -191,12 +194,14 @@ type ToolArgs<N extends McpToolName> = (typeof MCP_TOOLS)[N] extends ToolDefinit
 
 /**
  * Registers a tool from its definition. The handler's document becomes `structuredContent`, with a short text
- * rendering and the JSON as text for clients that read text only (as the specification advises). A failure is a
- * tool result with `isError` whose text is `{"code", "message"}` (ToolErrorSchema), never a protocol error.
+ * rendering (core/mcp/tool-text.ts) and the JSON as text for clients that read text only (as the specification
+ * advises). A failure is a tool result with `isError` whose text is `{"code", "message"}` (ToolErrorSchema), never a
+ * protocol error.
  */
-function addTool<N extends McpToolName>(server: McpServer, name: N, handler: (args: ToolArgs<N>) => Promise<unknown>, render: (value: Record<string, unknown>) => string): void {
+function addTool<N extends McpToolName>(server: McpServer, name: N, handler: (args: ToolArgs<N>) => Promise<unknown>): void {
   const tool = MCP_TOOLS[name] as ToolDefinition;
-  const config = { title: tool.title, description: tool.description, inputSchema: tool.input, outputSchema: tool.output, annotations: { title: tool.title, ...READ_ONLY_ANNOTATIONS } };
+  const render = TOOL_TEXT[name];
+  const config = { title: tool.title, description: tool.description, inputSchema: TOOL_INPUTS[name], outputSchema: tool.output, annotations: { title: tool.title, ...READ_ONLY_ANNOTATIONS } };
   server.registerTool(name, config, (async (args: ToolArgs<N>): Promise<CallToolResult> => {
     try {
       const value = (await handler(args)) as Record<string, unknown>;
@@ -237,9 +242,7 @@ function catalogDocument(snapshot: CatalogSnapshot, expected: CatalogRouteName, 
   // The route is checked before the parameters, so a slug that lands on another route is not blamed on them.
   const bare = resolveApiUrl(path, new URLSearchParams());
   if (!bare.ok || bare.route.route !== expected) throw notFound();
-  const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(query)) if (value !== undefined) params.set(name, String(value));
-  const resolution = resolveApiUrl(path, params);
+  const resolution = resolveApiUrl(path, toSearchParams(query));
   if (!resolution.ok) throw resolution.status === 400 ? new ToolFailure('invalid_parameter', resolution.detail) : notFound();
   const { route } = resolution;
   if (route.route === 'openapi') throw notFound();
@@ -251,44 +254,25 @@ function catalogDocument(snapshot: CatalogSnapshot, expected: CatalogRouteName, 
   return answer.body;
 }
 
-function renderListing(value: Record<string, unknown>): string {
-  const page = value as { collection: { slug: string }; datasets: { slug: string; id: number; name: string }[]; total: number; offset: number };
-  const end = page.offset + page.datasets.length;
-  const head = page.datasets.length === 0
-    ? `No datasets on this page of collection ${page.collection.slug} (${page.total} match).`
-    : `Datasets ${page.offset + 1}–${end} of ${page.total} in collection ${page.collection.slug}:`;
-  const more = end < page.total ? [`More: offset ${end}.`] : [];
-  return [head, ...page.datasets.map((dataset) => `- ${dataset.slug} (id ${dataset.id}): ${dataset.name}`), ...more].join('\n');
-}
-
-interface SourceSummary { id: number; version?: string | number; url?: string | null }
-interface FileSummary { id: number; slug: string; name: string; formats?: { format: { name: string }; sources: SourceSummary[] }[] }
-
-/** The ids an agent needs for run_query, one line per file and source. */
-function renderDataset(value: Record<string, unknown>): string {
-  const { collection, dataset } = value as { collection: { id: number; slug: string }; dataset: { id: number; slug: string; name: string; files?: FileSummary[] } };
-  const lines = [`${dataset.name}: collection_id ${collection.id}, dataset_id ${dataset.id} (${collection.slug}/${dataset.slug}).`];
-  for (const file of dataset.files ?? []) {
-    lines.push(`- file ${file.slug}, file_id ${file.id}: ${file.name}`);
-    for (const format of file.formats ?? []) {
-      for (const source of format.sources) lines.push(`  - ${format.format.name} version ${source.version ?? '?'}: file_source_id ${source.id}${source.url ? `, ${source.url}` : ''}`);
-    }
+/**
+ * search_datasets without a collection: the parameters parsed by the collection listing's own route (so the same
+ * words, limits and messages), then every collection searched at once (core/mcp/search-catalog.ts).
+ */
+function searchCatalog(snapshot: CatalogSnapshot, query: Record<string, string | number | undefined>): unknown {
+  const parsed = CATALOG_ROUTES.collection.parseQuery(toSearchParams(query));
+  if (!parsed.ok) throw new ToolFailure('invalid_parameter', parsed.detail);
+  const unused = findUnusedTagKeys(snapshot.context.index, parsed.value);
+  if (unused.length > 0) {
+    const keys = unused.map((key) => `"${key.slice(0, 40)}"`).join(', ');
+    throw new ToolFailure('invalid_parameter', `tag key ${keys} is used by no collection; list_tags gives the keys of a collection.`);
   }
-  return lines.join('\n');
+  return renderCatalogSearchPage(snapshot.context, parsed.value);
 }
 
-function renderFile(value: Record<string, unknown>): string {
-  const { file, dictionary } = value as { file: { slug: string; name: string }; dictionary: { selected_version: string | number | null; schema: { columns: { name: string; type: string }[] } | null } };
-  if (!dictionary.schema) return `${file.name} (${file.slug}): no schema-capable source, so no data dictionary.`;
-  const columns = dictionary.schema.columns.map((column) => `${column.name} ${column.type}`).join(', ');
-  return `${file.name} (${file.slug}), version ${dictionary.selected_version}: ${dictionary.schema.columns.length} columns: ${columns}.`;
-}
-
-function renderPage(page: QueryResult): string {
-  const head = `${page.returned_count} rows from offset ${page.offset}${page.has_more ? `; more from offset ${page.next_offset}` : '; no more rows'}. query_id ${page.query_id}.`;
-  const columns = `Columns: ${page.columns.map((column) => `${column.name} ${column.type}`).join(', ')}.`;
-  const rows = page.rows.slice(0, TEXT_ROWS).map((row) => JSON.stringify(row, (_key, item) => (typeof item === 'string' && item.length > 80 ? `${item.slice(0, 80)}…` : item)));
-  return [head, columns, ...rows, ...(page.rows.length > TEXT_ROWS ? [`(${page.rows.length - TEXT_ROWS} more rows in the structured content)`] : [])].join('\n');
+function toSearchParams(query: Record<string, string | number | undefined>): URLSearchParams {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) if (value !== undefined) params.set(name, String(value));
+  return params;
 }
 
 /** The catalog documents an agent may read without a tool call: a dataset, and a file's data dictionary. */
@@ -313,48 +297,5 @@ function addResources(server: McpServer, snapshot: () => CatalogSnapshot): void 
     new ResourceTemplate('geoshelf://collections/{collection}/datasets/{dataset}/files/{file}/schema', { list: undefined }),
     { title: 'A file\'s data dictionary', description: 'The schema document of a file\'s newest version: every column with its statistics.', mimeType: 'application/json' },
     (uri, { collection, dataset, file }) => read(uri, 'schema', `/api/collections/${value(collection)}/datasets/${value(dataset)}/files/${value(file)}/schema`),
-  );
-}
-
-/** A prompt that walks an agent through a dataset with the tools. */
-function addPrompts(server: McpServer): void {
-  server.registerPrompt(
-    'explore_dataset',
-    {
-      title: 'Explore a dataset',
-      description: 'Read a dataset, its columns, and a first page of its rows.',
-      argsSchema: { collection: z.string().describe('Collection slug.'), dataset: z.string().describe('Dataset slug.') },
-    },
-    ({ collection, dataset }) => ({
-      messages: [{
-        role: 'user',
-        content: {
-          type: 'text',
-          text: `Explore the dataset "${dataset}" of collection "${collection}" in the geoshelf catalog. Call get_dataset for its files and their ids, `
-            + 'get_file on each file for its columns, then run_query with one source (alias t) and SELECT * FROM t LIMIT 10, '
-            + 'and describe what the data holds, its extent (get_query_bounds) and which columns look useful.',
-        },
-      }],
-    }),
-  );
-  server.registerPrompt(
-    'write_query',
-    {
-      title: 'Write a query for a question',
-      description: 'Answer a question about a dataset with SQL run by the query service.',
-      argsSchema: { collection: z.string().describe('Collection slug.'), dataset: z.string().describe('Dataset slug.'), question: z.string().max(2000).describe('The question to answer.') },
-    },
-    ({ collection, dataset, question }) => ({
-      messages: [{
-        role: 'user',
-        content: {
-          type: 'text',
-          text: `Answer this question with the dataset "${dataset}" of collection "${collection}" in the geoshelf catalog: ${question}\n`
-            + 'Call get_dataset for its files and their ids, get_file for the columns of the file that fits, then run_query with one SELECT '
-            + '(the alias is the table name; ORDER BY makes pages stable). If has_more is true, get_query_page with next_offset reads on. '
-            + 'A failed call answers a code and a message: fix the SQL as the message says and run it again.',
-        },
-      }],
-    }),
   );
 }

@@ -12,8 +12,9 @@ import {
   STAC_API_CONFORMANCE, withQuery, type SearchPageLinks,
 } from '../core/stac/api.ts';
 import { StacApiFailure } from '../core/stac/api-errors.ts';
+import { stacSearchIndex, warmStacSearch } from '../core/stac/search.ts';
 import { safeParseWithFriendlyErrors } from '../schemas/parse.ts';
-import { StacSearchBodySchema } from '../schemas/stac-api.ts';
+import { StacSearchBodyIntakeSchema } from '../schemas/stac-api.ts';
 import { readJsonBody } from './body.ts';
 import type { CatalogSnapshot } from './catalog.ts';
 import { CORS_HEADERS } from './headers.ts';
@@ -37,6 +38,14 @@ type Handler = (event: H3Event, context: RenderContext, path: Record<string, unk
  * /stac/api 404, and every failure is a `{code, description}` document, never problem+json.
  */
 export function registerStacRoutes(app: H3, snapshot: () => CatalogSnapshot, options: StacRouteOptions): void {
+  // Right after start rather than on the first search. A reloaded build's indexes are built on its first search.
+  setImmediate(() => {
+    try {
+      warmStacSearch(snapshot().context.index);
+    } catch (error) {
+      console.error('could not build the STAC search index ahead of the first search:', error);
+    }
+  }).unref();
   const handlers: Record<StacRouteId, Handler> = {
     getStacLandingPage: (_event, context) => cached(landingPages, context.index, STAC_API_TYPES.json, () => renderStacLandingPage(context)),
     getStacOpenApi: (_event, context) => cached(openApiDocuments, context.index, STAC_API_TYPES.openapi, () => createOpenApiDocument({
@@ -61,9 +70,11 @@ export function registerStacRoutes(app: H3, snapshot: () => CatalogSnapshot, opt
       return search(context, values, { links: pageLinks(url, values) });
     },
     postStacSearch: async (event, context) => {
-      const parsed = safeParseWithFriendlyErrors(StacSearchBodySchema, await readJsonBody(event.req, MAX_STAC_BODY_BYTES, (why) => why === 'too_large'
+      const parsed = safeParseWithFriendlyErrors(StacSearchBodyIntakeSchema, await readJsonBody(event.req, MAX_STAC_BODY_BYTES, (why, detail) => why === 'too_large'
         ? new StacApiFailure(413, `The body is larger than ${MAX_STAC_BODY_BYTES} bytes; send a simpler intersects geometry, or a bbox.`)
-        : new StacApiFailure(400, 'The body is not JSON; send the search as a JSON object with Content-Type: application/json.')), { source: 'request body' });
+        : why === 'too_deep'
+          ? new StacApiFailure(400, `The body ${detail}; a search body needs 8 at most.`)
+          : new StacApiFailure(400, 'The body is not JSON; send the search as a JSON object with Content-Type: application/json.')), { source: 'request body' });
       if (!parsed.ok) throw new StacApiFailure(400, `The search body is not valid: ${parsed.issues.slice(0, 3).map((issue) => `${issue.path}: ${issue.message}`).join('; ')}.`);
       const request = searchRequestFromBody(parsed.data);
       if (!request.ok) throw new StacApiFailure(400, `${request.detail}.`);
@@ -99,17 +110,17 @@ export function registerStacRoutes(app: H3, snapshot: () => CatalogSnapshot, opt
   }));
 }
 
-/** Runs a search: prepares `intersects` with GEOS when given, renders the page, frees the geometry. */
+/**
+ * Runs a search and renders its page. An `intersects` geometry is first checked and tested against every footprint
+ * by GEOS on a worker thread; the search then reads its verdicts.
+ */
 async function search(context: RenderContext, request: StacSearchRequest, options: { collectionId?: string; links: SearchPageLinks }): Promise<Answer> {
   if (!request.intersects) return { body: renderStacSearchPage(context, request, options), type: STAC_API_TYPES.geojson };
-  const { prepareFootprintFilter } = await import('../runtime/geometry-intersects.ts');
-  const prepared = await prepareFootprintFilter(request.intersects);
-  if (!prepared.ok) throw new StacApiFailure(400, `"intersects" ${prepared.detail}.`);
-  try {
-    return { body: renderStacSearchPage(context, request, { ...options, footprint: prepared.filter }), type: STAC_API_TYPES.geojson };
-  } finally {
-    prepared.filter.release();
-  }
+  const { testFootprints } = await import('../runtime/geometry-intersects.ts');
+  const tested = await testFootprints(request.intersects, stacSearchIndex(context.index).boxes);
+  if (!tested.ok) throw new StacApiFailure(tested.status, `"intersects" ${tested.detail}.`, tested.status === 503 ? { 'retry-after': '1' } : {});
+  const { hits, digest } = tested;
+  return { body: renderStacSearchPage(context, request, { ...options, footprint: { meets: (position) => hits[position] === 1, digest } }), type: STAC_API_TYPES.geojson };
 }
 
 /** Links of a GET page: self is the canonical URL of this page, next the same search with the next token. */

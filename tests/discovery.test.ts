@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// The validator of Lighthouse 13's `ard-schema` audit: the ARD conformance test and its JSON Schema, as Lighthouse ships them.
+import { ConformanceTester } from 'lighthouse/third-party/ard/ard.js';
 import { startGeoshelf, type RunningSite } from './helpers/web-app.ts';
 
 let site: RunningSite;
@@ -68,13 +70,24 @@ describe('discovery documents point at surfaces that answer', () => {
     expect(Object.entries(answered).filter(([, status]) => status !== 200)).toEqual([]);
   });
 
-  it('every entry the AI catalog calls available answers', async () => {
-    const catalog = await getJson<{ entries: { type: string; url: string; status: string }[] }>('/.well-known/ai-catalog.json');
-    expect(catalog.entries.map((entry) => entry.type)).toEqual(expect.arrayContaining(['stac', 'stac-api', 'ogc-api-features']));
-    const available = catalog.entries.filter((entry) => entry.status === 'available' && entry.type !== 'query-service' && entry.type !== 'mcp');
-    const answered = await statuses(available.map((entry) => entry.url));
+  it('the AI catalog passes the Agentic Resource Discovery conformance test that Lighthouse runs, with no error and no warning', async () => {
+    const response = await fetch(`${site.origin}/.well-known/ai-catalog.json`);
+    const tester = new ConformanceTester();
+    tester.validate_manifest(await response.text(), 'ai-catalog.json');
+    expect({ errors: tester.errors, warnings: tester.warnings }).toEqual({ errors: [], warnings: [] });
+  });
+
+  it('every entry of the AI catalog answers, and the whole-guide skill links the HTTP, STAC and OGC surfaces', async () => {
+    const catalog = await getJson<{ entries: { identifier: string; type: string; url: string; metadata?: Record<string, string> }[] }>('/.well-known/ai-catalog.json');
+    expect(catalog.entries.map((entry) => entry.type)).toEqual(expect.arrayContaining(['application/mcp-server-card+json', 'text/markdown; profile="urn:air:agent-skills"']));
+    const answered = await statuses(catalog.entries.map((entry) => entry.url));
     expect(Object.entries(answered).filter(([, status]) => status !== 200)).toEqual([]);
-    expect(catalog.entries.find((entry) => entry.type === 'mcp')?.status).toBe('available');
+    const card = await getJson<{ tools: unknown[] }>(new URL(catalog.entries.find((entry) => entry.type === 'application/mcp-server-card+json')!.url).pathname);
+    expect(card.tools.length).toBeGreaterThan(0);
+    const guide = catalog.entries.find((entry) => entry.identifier.endsWith(':geoshelf-catalog'));
+    expect(Object.keys(guide?.metadata ?? {})).toEqual(expect.arrayContaining(['openapi', 'llms_txt', 'stac', 'stac_api', 'features']));
+    const surfaces = await statuses(Object.values(guide!.metadata!));
+    expect(Object.entries(surfaces).filter(([, status]) => status !== 200)).toEqual([]);
   });
 
   it('a dataset page links its STAC Collection, and each file its STAC Item and OGC collection, and they answer', async () => {

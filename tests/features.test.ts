@@ -23,6 +23,14 @@ if (!hasSchemas) console.warn(`features: ${SCHEMAS} is absent, so answers are no
 const hasGdal = await promisify(execFile)('ogrinfo', ['--version']).then(() => true, () => false);
 if (!hasGdal) console.warn('features: ogrinfo is absent (apt-get install -y gdal-bin), so the GDAL OAPIF tests are skipped');
 const run = promisify(execFile);
+/** A Python that imports QGIS (Debian's python3-qgis installs it for the system Python), or null. */
+const qgisPython = await (async () => {
+  for (const python of ['python3', '/usr/bin/python3']) {
+    if (await run(python, ['-c', 'import qgis.core']).then(() => true, () => false)) return python;
+  }
+  return null;
+})();
+if (!qgisPython) console.warn('features: no Python here imports QGIS (apt-get install -y python3-qgis qgis-providers), so the QGIS OAPIF test is skipped');
 
 /** The OGC core schemas (YAML, JSON Schema 2020-12 spelling) compiled with ajv, by file name. */
 function loadOgcSchemas(): (name: string) => ValidateFunction {
@@ -48,6 +56,9 @@ let instance: DuckDBInstance;
 let validate: (name: string) => ValidateFunction;
 
 const COUNTRIES = 'natural-earth.countries.countries-110m';
+const COUNTIES = 'us-census.us-boundaries.counties';
+/** Places of the United States on both sides of the antimeridian: name, longitude, latitude. */
+const US_PLACES: [string, number, number][] = [['Guam', 144.79, 13.44], ['Honolulu', -157.86, 21.31], ['Anchorage', -149.9, 61.22], ['San Juan', -66.1, 18.47], ['Pago Pago', -170.7, -14.28]];
 const CITIES = 'geonames.cities.cities-15000';
 const dataPath = (relative: string) => join(ROOT, 'catalog-data', 'data', relative);
 
@@ -69,9 +80,10 @@ async function duckIds(file: string, where = 'TRUE'): Promise<number[]> {
 }
 
 /** Every feature of a request, following next links. */
-async function walk(path: string): Promise<{ ids: number[]; pages: number; names: unknown[] }> {
+async function walk(path: string): Promise<{ ids: number[]; pages: number; sizes: number[]; names: unknown[] }> {
   const ids: number[] = [];
   const names: unknown[] = [];
+  const sizes: number[] = [];
   let pages = 0;
   let next: string | undefined = path;
   while (next) {
@@ -79,14 +91,18 @@ async function walk(path: string): Promise<{ ids: number[]; pages: number; names
     expectValid('featureCollectionGeoJSON.yaml', body);
     ids.push(...body.features.map((feature: { id: number }) => feature.id));
     names.push(...body.features.map((feature: { properties: { name?: unknown } }) => feature.properties.name));
+    sizes.push(body.features.length);
     next = body.links.find((link: { rel: string }) => link.rel === 'next')?.href;
     pages++;
   }
-  return { ids, pages, names };
+  return { ids, pages, sizes, names };
 }
 
+/** URLs of every request the site received, in order: its access log. */
+const requests: string[] = [];
+
 beforeAll(async () => {
-  site = await startGeoshelf();
+  site = await startGeoshelf({ onRequest: (request) => requests.push(request.url) });
   instance = await DuckDBInstance.create(':memory:');
   duck = await instance.connect();
   if (hasSchemas) validate = loadOgcSchemas();
@@ -103,6 +119,7 @@ describe.skipIf(!hasSchemas)('answers validate against the OGC API - Features co
     ['/features/conformance', 'confClasses.yaml'],
     ['/features/collections', 'collections.yaml'],
     [`/features/collections/${COUNTRIES}`, 'collection.yaml'],
+    [`/features/collections/${COUNTIES}`, 'collection.yaml'],
     [`/features/collections/${COUNTRIES}/items?limit=3`, 'featureCollectionGeoJSON.yaml'],
     [`/features/collections/${COUNTRIES}/items/4`, 'featureGeoJSON.yaml'],
   ])('%s is a valid %s', async (path, schema) => {
@@ -120,7 +137,8 @@ describe('OGC API - Features over the sample catalog', () => {
     expect(rels['service-doc'].href).toBe(`${site.origin}/developers/`);
     const api = await getJson(rels['service-desc'].href);
     expect(api.body.openapi).toBe('3.0.3');
-    expect(Object.keys(api.body.paths)).toContain('/features/collections/{collectionId}/items');
+    expect(api.body.servers[0].url).toBe(`${site.origin}/features`);
+    expect(Object.keys(api.body.paths)).toContain('/collections/{collectionId}/items');
   });
 
   it('lists a collection per GeoParquet file, with its extent, items link and CRS84', async () => {
@@ -138,7 +156,19 @@ describe('OGC API - Features over the sample catalog', () => {
     const rows = (await duck.runAndReadAll(`SELECT file_row_number, name FROM read_parquet('${dataPath('natural-earth/countries/2.0.2/countries-110m.parquet')}', file_row_number = true) ORDER BY 1`)).getRows();
     expect(walked.ids).toEqual(rows.map((row) => Number(row[0])));
     expect(walked.names).toEqual(rows.map((row) => row[1]));
-    expect(walked.pages).toBe(Math.ceil(rows.length / 25));
+    expect(walked.sizes).toEqual([25, 50, 100, rows.length - 175]);
+  });
+
+  it.each([
+    ['without filters', `/features/collections/${CITIES}/items`],
+    ['with a bbox', `/features/collections/${CITIES}/items?bbox=-180,-60,180,80`],
+  ])('next links %s double the page size up to 1,000, so a client that pages at 10 reads a collection in few requests', async (_, path) => {
+    const walked = await walk(path);
+    const expected: number[] = [];
+    for (let size = 10, left = walked.ids.length; left > 0; left -= expected.at(-1)!, size = Math.min(size * 2, 1000)) expected.push(Math.min(size, left));
+    expect(walked.ids.length).toBeGreaterThan(5000);
+    expect(walked.sizes).toEqual(expected);
+    expect(new Set(walked.ids).size).toBe(walked.ids.length);
   });
 
   it('a prev link leads back to the page before', async () => {
@@ -173,6 +203,12 @@ describe('OGC API - Features over the sample catalog', () => {
     expect(page.body.features[0]).toEqual(expect.objectContaining({ id: 10, geometry: feature.body.geometry, properties: feature.body.properties }));
   });
 
+  it('serves the page size the OpenAPI document declares as the default when limit is not given', async () => {
+    const api = await getJson('/features/api');
+    const { body } = await getJson(`/features/collections/${COUNTRIES}/items`);
+    expect(body.numberReturned).toBe(api.body.components.parameters.limit.schema.default);
+  });
+
   it('clamps a limit above 10,000 to 10,000 and counts without filters from the catalog', async () => {
     const { status, body } = await getJson('/features/collections/geonames.cities.cities-1000/items?limit=20000');
     expect(status).toBe(200);
@@ -198,7 +234,7 @@ describe('OGC API - Features over the sample catalog', () => {
     ['an unknown feature', `/features/collections/${COUNTRIES}/items/177`, 404],
     ['a feature id with a leading zero', `/features/collections/${COUNTRIES}/items/01`, 404],
     ['an unknown path under /features', '/features/nothing/here', 404],
-  ])('%s answers %i with an exception document', async (_, path, status) => {
+  ])('%s (%s) answers its status with an exception document', async (_, path, status) => {
     const response = await getJson(path);
     expect(response.status).toBe(status);
     expect(response.type).toBe('application/json');
@@ -314,7 +350,81 @@ describe.skipIf(!hasGdal)('GDAL reads the API with its OAPIF driver', () => {
     expect(body.numberReturned).toBeGreaterThan(5);
     expect(stdout).toContain(`Feature Count: ${body.numberReturned}`);
   });
+
+  it('ogr2ogr with no options copies the largest collection whole, in pages that grow from the 10 it asks for', async () => {
+    const { id, count } = await findLargestCollection();
+    const folder = await makeTempDir('geoshelf-ogr-');
+    const out = join(folder, 'copy.gpkg');
+    const seen = requests.length;
+    const started = performance.now();
+    await run('ogr2ogr', ['-f', 'GPKG', out, base(), id], { timeout: 900_000 });
+    const seconds = (performance.now() - started) / 1000;
+    const pages = listItemsRequests(requests.slice(seen), id);
+    const { stdout } = await run('ogrinfo', ['-so', out, id]);
+    await rm(folder, { recursive: true, force: true });
+    console.log(`features: ogr2ogr (GDAL 3.6, no options) copied ${count} features of ${id} in ${seconds.toFixed(1)} s, ${pages.length} item pages`);
+    expect(stdout).toContain(`Feature Count: ${count}`);
+    expect(pages[0]?.searchParams.get('limit')).toBe('10');
+    // At 10 a page, as GDAL 3.6 asks whatever the API declares, the copy took 13,500 pages and 10 minutes.
+    expect(pages.length).toBeLessThan(count / 500);
+  }, 900_000);
+
+  it('ogr2ogr -where name = … sends the property to the server: one filtered page, not a scan of the collection', async () => {
+    const folder = await makeTempDir('geoshelf-ogr-');
+    const out = join(folder, 'fiji.json');
+    const seen = requests.length;
+    await run('ogr2ogr', ['-f', 'GeoJSON', '-where', "name = 'Fiji'", out, base(), COUNTRIES], { timeout: 120_000 });
+    const copied = JSON.parse(await readFile(out, 'utf8'));
+    await rm(folder, { recursive: true, force: true });
+    expect(copied.features.map((feature: { properties: { name: string } }) => feature.properties.name)).toEqual(['Fiji']);
+    const pages = listItemsRequests(requests.slice(seen), COUNTRIES);
+    const filtered = pages.filter((url) => url.searchParams.get('name') === 'Fiji');
+    expect(filtered).toHaveLength(1);
+    // GDAL reads one unfiltered page for the layer's fields first; without the pushdown it read all 18.
+    expect(pages.length - filtered.length).toBeLessThanOrEqual(1);
+  });
+
+  it('ogrinfo frames the US counties, which cross the antimeridian, from -180° to 180° and by their latitudes', async () => {
+    const { stdout } = await run('ogrinfo', ['-so', base(), COUNTIES], { timeout: 60_000 });
+    const [, ...corners] = /Extent: \((\S+), (\S+)\) - \((\S+), (\S+)\)/.exec(stdout) ?? [];
+    expect(corners.map(Number).map((value) => Math.round(value))).toEqual([-180, -14, 180, 71]);
+  });
 });
+
+describe.skipIf(!qgisPython)('QGIS reads the API with its OAPIF provider', () => {
+  it.each([
+    ['/features', COUNTIES],
+    ['/stac/api', 'us-census.us-boundaries'],
+  ])('frames %s %s, which crosses the antimeridian, around every state and territory', async (api, collection) => {
+    const script = [
+      'import sys', 'from qgis.core import QgsApplication, QgsVectorLayer',
+      'app = QgsApplication([], False)', 'app.initQgis()',
+      "layer = QgsVectorLayer(f\"url='{sys.argv[1]}' typename='{sys.argv[2]}'\", 'layer', 'OAPIF')",
+      'e = layer.extent()', "print('VALID' if layer.isValid() else 'INVALID', e.xMinimum(), e.yMinimum(), e.xMaximum(), e.yMaximum())",
+    ].join('\n');
+    const { stdout } = await run(qgisPython!, ['-c', script, `${site.origin}${api}`, collection], { timeout: 120_000, env: { ...process.env, QT_QPA_PLATFORM: 'offscreen' } });
+    const [valid, ...numbers] = stdout.trim().split(/\s+/).slice(-5);
+    expect(valid).toBe('VALID');
+    const [west, south, east, north] = numbers.map(Number) as [number, number, number, number];
+    // QGIS 3.22 swapped a crossing first box into [-64.6, 144.6], the Atlantic and Europe, which holds none of these places.
+    for (const [name, lon, lat] of US_PLACES) expect(lon >= west && lon <= east && lat >= south && lat <= north, `${name} in ${numbers.join(', ')}`).toBe(true);
+  });
+});
+
+/** The collection with the most features, by the catalog's count of its file. */
+async function findLargestCollection(): Promise<{ id: string; count: number }> {
+  const { body } = await getJson('/features/collections');
+  const counts = await Promise.all(body.collections.map(async (collection: { id: string; links: { rel: string; href: string }[] }) => {
+    const file = await getJson(collection.links.find((link) => link.rel === 'describedby')!.href);
+    return { id: collection.id, count: Number(file.body.file.file_metadata.feature_count) };
+  }));
+  return counts.sort((a, b) => b.count - a.count)[0]!;
+}
+
+/** The requests for pages of a collection's items, from the access log. */
+function listItemsRequests(urls: string[], collectionId: string): URL[] {
+  return urls.map((url) => new URL(url)).filter((url) => url.pathname === `/features/collections/${collectionId}/items`);
+}
 
 /** A GeoParquet file of points in EPSG:3857 (PROJJSON id in its geo metadata) with a bbox covering and a date column. */
 async function writeMercatorPlaces(path: string, places: [string, number, number, string][]): Promise<void> {

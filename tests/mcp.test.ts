@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Ajv } from 'ajv';
 import * as ajvFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -5,9 +8,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_TOOLS, ToolErrorSchema } from '../core/mcp/tools.ts';
+import { foldText } from '../core/text.ts';
 import { loadConfig } from '../runtime/config.ts';
 import { createServer } from '../server/app.ts';
 import { listen } from '../server/listen.ts';
+import { ROOT } from './helpers/catalog.ts';
 import { TEST_KEYS } from './helpers/queries.ts';
 import { startGeoshelf, type RunningSite } from './helpers/web-app.ts';
 
@@ -15,6 +20,7 @@ let site: RunningSite;
 let client: Client;
 let transport: StreamableHTTPClientTransport;
 let tools: Tool[];
+const run = promisify(execFile);
 const ajv = new Ajv({ strict: false });
 (ajvFormats as unknown as { default: (instance: Ajv) => Ajv }).default(ajv);
 
@@ -71,20 +77,20 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     }
   });
 
-  it('is described truthfully by the server card: its endpoint, and the tools with the schemas tools/list gives', async () => {
-    const card = await (await fetch(`${site.origin}/.well-known/mcp/server-card.json`)).json() as {
-      remotes: { type: string; url: string }[];
-      tools: { name: string; inputSchema: Record<string, unknown>; outputSchema: Record<string, unknown> }[];
-    };
+  it('is described truthfully by the server card: its endpoint, and exactly the tools tools/list gives', async () => {
+    const card = await (await fetch(`${site.origin}/.well-known/mcp/server-card.json`)).json() as { remotes: { type: string; url: string }[]; tools: unknown[] };
     expect(card.remotes).toEqual([{ type: 'streamable-http', url: `${site.origin}/mcp` }]);
     const { tools } = await client.listTools();
-    expect(card.tools.map((tool) => tool.name)).toEqual(tools.map((tool) => tool.name));
-    for (const tool of tools) {
-      const described = card.tools.find((candidate) => candidate.name === tool.name)!;
-      expect(Object.keys(described.inputSchema.properties as object).sort(), tool.name).toEqual(Object.keys(tool.inputSchema.properties ?? {}).sort());
-      expect(described.outputSchema.type, tool.name).toBe('object');
-      expect(Object.keys(described.outputSchema.properties as object).sort(), tool.name).toEqual(Object.keys(tool.outputSchema?.properties ?? {}).sort());
-    }
+    expect(card.tools).toEqual(tools.map(({ name, title, description, inputSchema, outputSchema }) => ({ name, title, description, inputSchema, outputSchema })));
+  });
+
+  it('passes the MCP Inspector\'s strict schema check with no warning', async () => {
+    const launcher = join(ROOT, 'node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js');
+    const { stdout, stderr } = await run(process.execPath, [launcher, '--cli', `${site.origin}/mcp`, '--transport', 'http', '--method', 'tools/list', '--strict', '--format', 'json']);
+    const answer = JSON.parse(stdout) as { result: { tools: Tool[] }; schemaFindings?: unknown[] };
+    expect(answer.result.tools.map((tool) => tool.name).sort()).toEqual(Object.keys(MCP_TOOLS).sort());
+    expect(answer.schemaFindings, JSON.stringify(answer.schemaFindings)?.slice(0, 2000)).toBeUndefined();
+    expect(stderr).not.toMatch(/warning|error/i);
   });
 
   it('lists collections and tags, and search_datasets answers the same document as the collection listing of /api', async () => {
@@ -96,6 +102,32 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(page).toEqual(await api('/api/collections/natural-earth?search=countries&limit=5'));
     const second = await call<{ offset: number }>('search_datasets', { collection: 'natural-earth', limit: 2, offset: 2 });
     expect(second).toEqual(await api('/api/collections/natural-earth?limit=2&offset=2'));
+  });
+
+  it('search_datasets without a collection searches every collection as one listing, each dataset naming its collection', async () => {
+    const collections = await api<{ slug: string }[]>('/api/collections');
+    type Hit = { slug: string; collection_slug: string };
+    const everything = await call<{ datasets: Hit[]; total: number; collection?: unknown }>('search_datasets', { search: 'admin', limit: 1000 });
+    expect(everything.collection).toBeUndefined();
+    const perCollection = await Promise.all(collections.map(async ({ slug }) => ({
+      slug, page: await api<{ datasets: { slug: string }[]; total: number }>(`/api/collections/${slug}?search=admin&limit=1000`),
+    })));
+    expect(perCollection.filter(({ page }) => page.total > 0).length).toBeGreaterThan(1);
+    expect(everything.total).toBe(perCollection.reduce((sum, { page }) => sum + page.total, 0));
+    for (const { slug, page } of perCollection) {
+      expect(everything.datasets.filter((hit) => hit.collection_slug === slug).map((hit) => hit.slug), slug).toEqual(page.datasets.map((dataset) => dataset.slug));
+    }
+    const [first, second] = await Promise.all([0, 3].map((offset) => call<{ datasets: Hit[] }>('search_datasets', { search: 'Admin', limit: 3, offset })));
+    expect([...first!.datasets, ...second!.datasets]).toEqual(everything.datasets.slice(0, 6));
+    const hit = everything.datasets[0]!;
+    const detail = await call<{ dataset: { slug: string } }>('get_dataset', { collection: hit.collection_slug, dataset: hit.slug });
+    expect(detail.dataset.slug).toBe(hit.slug);
+    const all = await call<{ datasets: (Hit & { name: string })[]; total: number }>('search_datasets', { limit: 1000 });
+    expect(all.total).toBe((await api<{ dataset_count: number }[]>('/api/collections')).reduce((sum, { dataset_count }) => sum + dataset_count, 0));
+    const names = all.datasets.map((dataset) => foldText(dataset.name));
+    expect(names).toEqual([...names].sort());
+    const text = ((await client.callTool({ name: 'search_datasets', arguments: { search: 'admin', limit: 2 } })) as CallToolResult).content[0] as { text: string };
+    expect(text.text).toContain(`${hit.collection_slug}/${hit.slug}`);
   });
 
   it('get_dataset gives the detail document with download URLs, and get_file the file with the same dictionary as the schema route', async () => {
@@ -150,6 +182,8 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(codeOf(await fail('list_tags', { collection: 'no-such-collection' }))).toBe('not_found');
     expect(codeOf(await fail('get_query_bounds', { query_id: 'a'.repeat(24), query_token: 'not-a-token' }))).toBe('token_invalid');
     expect(codeOf(await fail('search_datasets', { collection: 'natural-earth', tag_filters: 'nokey:x' }))).toBe('invalid_parameter');
+    expect(codeOf(await fail('search_datasets', { tag_filters: 'nokey:x' }))).toBe('invalid_parameter');
+    expect(failureText(await fail('search_datasets', { tag_filters: 'no colon' }))).toMatch(/tag_filters/);
     expect(codeOf(await fail('get_dataset', { collection: 'natural-earth', dataset: 'tags' }))).toBe('not_found');
     expect(codeOf(await fail('get_file', { collection: 'natural-earth', dataset: 'countries', file: 'nope' }))).toBe('not_found');
     expect(codeOf(await fail('get_file', { collection: 'natural-earth', dataset: 'countries', file: 'countries-110m', version: 'v-none' }))).toBe('not_found');
@@ -217,6 +251,20 @@ describe('the /mcp endpoint over plain HTTP', () => {
     expect(((await own.json()) as { result: { protocolVersion: string } }).result.protocolVersion).toBe(LATEST_PROTOCOL_VERSION);
     const foreign = await fetch(`${site.origin}/mcp`, { method: 'POST', headers: { ...headers, origin: 'http://attacker.example' }, body: initialize });
     expect(foreign.status).toBe(403);
+  });
+
+  it('refuses a JSON-RPC batch with 400 and Invalid Request, at every protocol revision, without answering any of its messages', async () => {
+    const batch = JSON.stringify(Array.from({ length: 100 }, (_, id) => ({ jsonrpc: '2.0', id, method: 'tools/list' })));
+    for (const version of [LATEST_PROTOCOL_VERSION, '2025-06-18', '2025-03-26']) {
+      const response = await fetch(`${site.origin}/mcp`, { method: 'POST', headers: { ...headers, 'mcp-protocol-version': version }, body: batch });
+      expect(response.status, version).toBe(400);
+      expect(await response.json(), version).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringMatching(/batches are not supported/) } });
+    }
+    const single = await fetch(`${site.origin}/mcp`, { method: 'POST', headers: { ...headers, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION }, body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' }) });
+    expect(((await single.json()) as { id: number; result: { tools: unknown[] } }).result.tools).toHaveLength(Object.keys(MCP_TOOLS).length);
+    const broken = await fetch(`${site.origin}/mcp`, { method: 'POST', headers, body: '[{"jsonrpc": "2.0",' });
+    expect(broken.status).toBe(400);
+    expect(await broken.json()).toMatchObject({ error: { code: -32700 } });
   });
 
   it('refuses a body over 256 KiB with 413', async () => {

@@ -197,7 +197,7 @@ describe('the static STAC catalog of the sample', () => {
     expect(start! <= end!).toBe(true);
   });
 
-  it('draws a footprint that crosses the antimeridian as the two halves of its box, and keeps the crossing in the extent', () => {
+  it('draws a footprint that crosses the antimeridian as the two halves of its box, and gives the extent -180° to 180° first, then the halves', () => {
     const nation = walked.get(`${site.origin}/stac/us-census/us-boundaries/nation`) as StacItem;
     const [west, south, east, north] = nation.bbox!;
     expect(west).toBeGreaterThan(east);
@@ -209,7 +209,8 @@ describe('the static STAC catalog of the sample', () => {
       ],
     });
     const boundaries = walked.get(`${site.origin}/stac/us-census/us-boundaries`) as StacCollection;
-    expect(boundaries.extent.spatial.bbox[0]).toEqual(nation.bbox);
+    // QGIS 3.22 reads only the first box, and swapped a crossing one into the Atlantic (README, OGC API - Features).
+    expect(boundaries.extent.spatial.bbox.slice(0, 3)).toEqual([[-180, south, 180, north], [west, south, 180, north], [-180, south, east, north]]);
   });
 });
 

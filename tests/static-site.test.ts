@@ -47,12 +47,12 @@ describe.skipIf(browserUnavailable)('the web app on a plain static file server, 
     await page.close();
   });
 
-  it('previews the first 100 rows of a 135,233-row file and draws them, reading byte ranges only', async () => {
+  it('shows the first 100 rows of a 135,233-row file before any map code loads, reading byte ranges only', async () => {
     const log = await open(CITIES);
     const rows = page.locator('.preview-table tbody tr');
     await expect.poll(() => rows.count(), { timeout: 20_000 }).toBe(100);
-    const map = page.locator('.preview-map');
-    await expect.poll(async () => Number(await map.getAttribute('data-rendered-features')), { timeout: 20_000 }).toBeGreaterThan(0);
+    // The rows never wait for the map: nothing of MapLibre or pmtiles was asked for.
+    expect(log.requests.filter((request) => /maplibre|pmtiles/.test(request.url))).toEqual([]);
     const requests = await log.settle();
     const parquet = requests.filter((request) => request.url.endsWith('.parquet'));
     expect(parquet.length).toBeGreaterThan(0);
@@ -64,13 +64,30 @@ describe.skipIf(browserUnavailable)('the web app on a plain static file server, 
     await page.close();
   });
 
-  it('draws every feature of the file from its PMTiles archive, reading byte ranges and asking no query service', async () => {
+  it('shows the build\'s picture of the file, with its features, where the map will be', async () => {
+    await open(CITIES);
+    const picture = page.locator('.preview-map img');
+    await expect.poll(() => picture.evaluate((image: HTMLImageElement) => image.complete && image.naturalWidth), { timeout: 20_000 }).toBeGreaterThan(0);
+    await expect(picture.getAttribute('alt')).resolves.toMatch(/^Map of .+: its features/);
+    const response = await fetch(new URL((await picture.getAttribute('src'))!, site.origin));
+    expect(response.headers.get('content-type')).toBe('image/svg+xml');
+    // The points of the PMTiles twin, in the live map's data colour.
+    expect((await response.text()).match(/stroke="#a3165f"[^>]*stroke-linecap="round"/)).not.toBeNull();
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('draws every feature of the file from its PMTiles archive once asked, reading byte ranges and asking no query service', async () => {
     const log = await open(CITIES);
     const map = page.locator('.preview-map');
+    await page.getByRole('button', { name: 'Explore the map' }).click();
     await expect.poll(() => map.getAttribute('data-archive'), { timeout: 20_000 }).toBe('drawn');
     // More than the 100 rows the table previews: the world view of the archive, thinned where cities crowd.
     await expect.poll(async () => Number(await map.getAttribute('data-rendered-features')), { timeout: 20_000 }).toBeGreaterThan(100);
     await expect(page.locator('.preview-map-note a').getAttribute('href')).resolves.toMatch(/\/data\/geonames\/cities\/3\.1\.0\/cities-1000\.pmtiles$/);
+    // A near-global layer shows the world once, at least as wide as the map, not three small copies side by side.
+    const width = await map.evaluate((element) => element.querySelector('canvas')!.clientWidth);
+    expect(512 * 2 ** Number(await map.getAttribute('data-zoom'))).toBeGreaterThanOrEqual(width - 1);
     const requests = await log.settle();
     const archive = requests.filter((request) => request.url.endsWith('.pmtiles'));
     expect(archive.length).toBeGreaterThan(1);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { findSeriousViolations } from './helpers/axe.ts';
-import { browserUnavailable, collectPageErrors, launchBrowser } from './helpers/browser.ts';
+import { browserUnavailable, collectPageErrors, launchBrowser, recordRequests } from './helpers/browser.ts';
 import { ROOT } from './helpers/catalog.ts';
 import { startGeoshelf, type RunningSite } from './helpers/web-app.ts';
 import type { Manifest } from '../runtime/manifest.ts';
@@ -128,13 +128,28 @@ describe.skipIf(browserUnavailable)('the web app served by geoshelf', () => {
       await expect(console.locator('[data-table] thead').textContent()).resolves.toMatch(/population[\s\S]*integer/);
       const top = await firstCell(console);
       expect(top).toBe('Shanghai');
+      // A page re-runs the query: on a loaded machine that takes seconds, not expect.poll's default second.
       await console.locator('[data-next]').click();
-      await expect.poll(() => firstCell(console)).not.toBe(top);
+      await expect.poll(() => firstCell(console), { timeout: 30_000 }).not.toBe(top);
       await console.locator('[data-prev]').click();
-      await expect.poll(() => firstCell(console)).toBe(top);
+      await expect.poll(() => firstCell(console), { timeout: 30_000 }).toBe(top);
       const map = console.locator('[data-map]');
       await expect.poll(async () => Number(await map.getAttribute('data-rendered-features')), { timeout: 30_000 }).toBeGreaterThan(0);
       await console.screenshot({ path: join(ROOT, 'test-results', 'screenshots', 'console.png'), fullPage: true });
+      await console.close();
+    });
+
+    it('shows a shared query in a plain text box at once, and loads CodeMirror only when a person comes to the editor', async () => {
+      const console = await browser.newPage();
+      const log = recordRequests(console);
+      await console.goto(`${site.origin}${link('SELECT count(*) AS n FROM c')}`);
+      await console.waitForLoadState('networkidle');
+      await expect(console.locator('[data-sql]').inputValue()).resolves.toBe('SELECT count(*) AS n FROM c');
+      expect(log.requests.filter((request) => /codemirror/i.test(request.url))).toEqual([]);
+      await console.locator('[data-sql]').focus();
+      await console.locator('.cm-editor').waitFor({ timeout: 30_000 });
+      await expect(console.locator('.cm-content').textContent()).resolves.toBe('SELECT count(*) AS n FROM c');
+      await expect.poll(() => console.evaluate(() => document.activeElement?.closest('.cm-editor') !== null)).toBe(true);
       await console.close();
     });
 

@@ -3,6 +3,8 @@ import { LISTING_QUERY, QueryIdParam, QueryTokenSchema, SCHEMA_QUERY, TAGS_QUERY
 import { DatasetDetailResponseSchema, DatasetFileSchemaResponseSchema } from '../../schemas/detail.ts';
 import { DatasetFileSchema } from '../../schemas/dataset-file.ts';
 import { DatasetSourceSchema } from '../../schemas/source.ts';
+import { CollectionSchema } from '../../schemas/collection.ts';
+import { DatasetListItemSchema } from '../../schemas/dataset.ts';
 import { CollectionDatasetsPageSchema, CollectionListSchema, TagsResponseSchema } from '../../schemas/listing.ts';
 import { QueryBoundsSchema, QueryErrorSchema, QueryPageRequestSchema, QueryRequestSchema, QueryResultSchema } from '../../schemas/query.ts';
 
@@ -65,16 +67,22 @@ export const MCP_TOOLS = {
   search_datasets: define({
     name: 'search_datasets',
     title: 'Search datasets',
-    description: 'Finds datasets of a collection by words (title, description, tags, file and column names) and tag filters, '
-      + 'one page at a time, as GET /api/collections/{collection} does. Without search, datasets come in name order.',
+    description: 'Finds datasets by words (title, description, tags, file and column names) and tag filters, one page at a time. '
+      + 'Without collection it searches every collection and each dataset names its collection_slug for get_dataset; with one it answers '
+      + 'as GET /api/collections/{collection} does. Without search, datasets come in name order.',
     input: {
-      collection: catalogPath.collection,
+      collection: slug('collection').optional().describe('Slug of a collection to search alone, as list_collections gives it; every collection when omitted.'),
       search: z.string().max(500).optional().describe(LISTING_QUERY.search.description ?? 'Words to find.'),
       tag_filters: z.string().max(2000).optional().describe(`key:value pairs separated by commas, e.g. "categories:boundaries". ${LISTING_QUERY.tag_filters.description ?? ''}`),
       limit: LISTING_QUERY.limit.optional(),
       offset: LISTING_QUERY.offset.optional(),
     },
-    output: toolOutput(CollectionDatasetsPageSchema),
+    output: CollectionDatasetsPageSchema.extend({
+      collection: CollectionSchema.optional().describe('The collection searched; absent when every collection was.'),
+      datasets: z.array(DatasetListItemSchema.extend({
+        collection_slug: z.string().optional().describe('Slug of the dataset\'s collection, when every collection was searched.'),
+      })),
+    }),
   }),
   get_dataset: define({
     name: 'get_dataset',

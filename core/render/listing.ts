@@ -9,9 +9,10 @@ import { renderCollection, renderDatasetListItem, renderFileSummary, type Render
 
 /**
  * The datasets of a collection that match the search and tag filters, in result order: by score when searching
- * (ties by folded name, then id), otherwise in listing order (folded name, then id).
+ * (ties by folded name, then id), otherwise in listing order (folded name, then id). MCP's search_datasets runs it
+ * over every collection's documents at once.
  */
-export function selectDatasets(entry: CollectionEntry, params: ListingParams): DatasetModel[] {
+export function selectDatasets(entry: Pick<CollectionEntry, 'documents'>, params: ListingParams): DatasetModel[] {
   const filters = params.tag_filters;
   const documents = filters ? entry.documents.filter((document) => matchesTagFilters(document.foldedTags, filters)) : entry.documents;
   if (!params.search) return documents.map((document) => document.dataset);

@@ -10,6 +10,7 @@ export const STAC_ERROR_CODES = {
   405: 'MethodNotAllowed',
   413: 'PayloadTooLarge',
   500: 'ServerError',
+  503: 'ServiceUnavailable',
 } as const;
 
 /** A status the STAC API answers with an exception document. */

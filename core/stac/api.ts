@@ -102,8 +102,8 @@ export interface SearchPageLinks {
 
 /**
  * Runs a search and renders one page: the matching Items from the token's offset, the counts, and a next link
- * while more remain. `collectionId` scopes it to one Collection (a 404 when there is none); `footprint` is the
- * exact test of `intersects`, which the caller prepares (GEOS lives outside core/).
+ * while more remain. `collectionId` scopes it to one Collection (a 404 when there is none); `footprint` holds the
+ * verdicts of `intersects`, which the caller has GEOS decide (GEOS lives outside core/, on a worker thread).
  */
 export function renderStacSearchPage(
   context: RenderContext,
@@ -111,8 +111,9 @@ export function renderStacSearchPage(
   options: { collectionId?: string; footprint?: FootprintFilter; links: SearchPageLinks },
 ): StacItemCollection {
   const search = stacSearchIndex(context.index);
+  if (request.intersects && !options.footprint) throw new Error('an intersects search needs the footprint filter its geometry was tested into');
   if (options.collectionId !== undefined) findCollection(context, options.collectionId);
-  const digest = searchDigest(request, options.collectionId);
+  const digest = searchDigest(request, options.collectionId, options.footprint);
   const offset = readOffset(request.token, digest, search.fingerprint);
   const limit = request.limit ?? DEFAULT_ITEM_LIMIT;
   const collections = options.collectionId !== undefined ? [options.collectionId] : request.collections;
@@ -138,13 +139,14 @@ export function renderStacSearchPage(
 
 /**
  * The digest of a search a token is bound to: every filter and the order, but not the limit (a client may change
- * its page size between pages) and not the token. GET and POST digests agree for the same search.
+ * its page size between pages) and not the token. GET and POST digests agree for the same search. An `intersects`
+ * geometry is there as the digest its footprint filter brings.
  */
-function searchDigest(request: StacSearchRequest, collectionId: string | undefined): string {
+function searchDigest(request: StacSearchRequest, collectionId: string | undefined, footprint: FootprintFilter | undefined): string {
   const { limit: _limit, token: _token, ...filters } = request;
   const sorted = (list?: string[]) => (list ? [...list].sort() : null);
   return hashText(JSON.stringify([
-    collectionId ?? null, filters.bbox ?? null, filters.intersects ?? null, filters.datetime ? [filters.datetime.start, filters.datetime.end] : null,
+    collectionId ?? null, filters.bbox ?? null, filters.intersects ? (footprint?.digest ?? null) : null, filters.datetime ? [filters.datetime.start, filters.datetime.end] : null,
     sorted(filters.ids), sorted(filters.collections), filters.q ?? null, filters.sortby ?? null,
   ]));
 }

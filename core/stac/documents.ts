@@ -148,8 +148,8 @@ export function renderStacItem(context: RenderContext, ref: StacFileRef, version
 }
 
 /**
- * The Collection of a dataset: its extent covers every file's bounds (overall box first, then one per file when
- * there are two or more, as STAC allows only one box or three and more) and the times of every source version.
+ * The Collection of a dataset: its extent covers every file's bounds (see {@link describeStacExtent}) and the times
+ * of every source version.
  */
 export function renderStacCollection(context: RenderContext, collection: CollectionModel, dataset: DatasetModel, style: StacStyle): StacCollection {
   const { index } = context;
@@ -172,7 +172,7 @@ export function renderStacCollection(context: RenderContext, collection: Collect
     keywords: tagKeywords(dataset),
     license: UNKNOWN_LICENSE,
     extent: {
-      spatial: { bbox: fileBoxes.length > 1 ? [unionBoxes(fileBoxes), ...fileBoxes] : fileBoxes.length === 1 ? fileBoxes : [[-180, -90, 180, 90]] },
+      spatial: { bbox: describeStacExtent(fileBoxes) },
       temporal: { interval: [[times[0] ?? null, times.at(-1) ?? null]] },
     },
     created: utc(dataset.created_at),
@@ -302,6 +302,21 @@ export function bboxGeometry([west, south, east, north]: StacBbox): StacGeometry
   const ring = (w: number, e: number) => [[[w, south], [e, south], [e, north], [w, north], [w, south]]];
   if (west <= east) return { type: 'Polygon', coordinates: ring(west, east) };
   return { type: 'MultiPolygon', coordinates: [ring(west, 180), ring(-180, east)] };
+}
+
+/**
+ * The `bbox` array of a Collection's extent: the overall box first, then one per file when there are two or more
+ * (STAC allows one box, or three and more). An overall box that crosses ±180° (west > east) is written as
+ * [-180, south, 180, north] followed by its two halves: /stac/api is also an OGC API - Features service, and QGIS
+ * 3.22 reads only the first box of a collection there and swaps a west > east pair into [east, west] (the Atlantic
+ * for the United States, from Guam to the Virgin Islands). The halves keep the precise extent for every client,
+ * even one that does not read crossing boxes, and make the three boxes STAC needs when a file is alone.
+ */
+export function describeStacExtent(fileBoxes: StacBbox[]): StacBbox[] {
+  const boxes: StacBbox[] = fileBoxes.length > 1 ? [unionBoxes(fileBoxes), ...fileBoxes] : fileBoxes.length === 1 ? fileBoxes : [[-180, -90, 180, 90]];
+  const [west, south, east, north] = boxes[0]!;
+  if (west <= east) return boxes;
+  return [[-180, south, 180, north], [west, south, 180, north], [-180, south, east, north], ...boxes.slice(1)];
 }
 
 /** The smallest box covering several, crossing ±180° when that is smaller (lon-extent's rule). */

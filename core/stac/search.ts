@@ -1,11 +1,12 @@
 import type { CatalogIndex } from '../catalog-index.ts';
 import type { DatasetModel } from '../model.ts';
-import { scoreDocument, SEARCH_WEIGHTS, type SearchDocument } from '../search.ts';
-import { foldText, tokenize } from '../text.ts';
+import type { SearchDocument } from '../search.ts';
+import { foldText } from '../text.ts';
 import type { StacBbox } from '../../schemas/stac.ts';
 import { stacCollectionId, stacItemFacts, type StacFileRef } from './documents.ts';
 import { hashText } from './page-token.ts';
 import { splitBox } from '../geo/lon-extent.ts';
+import { buildStacTextIndex, scoreFreeText, type StacTextIndex } from './text-index.ts';
 
 /**
  * STAC item search over the latest Item of every file, in memory. The index is built once per catalog snapshot
@@ -42,12 +43,15 @@ export interface StacSortKey {
   direction: 'asc' | 'desc';
 }
 
-/** A geometry filter: its envelope for the cheap test, then the exact test against one box of a footprint. */
+/**
+ * A geometry filter, decided for every entry before the search runs: GEOS tests the geometry against the entries'
+ * `boxes` on a worker thread (runtime/geometry-intersects.ts), so the search only reads the verdicts.
+ */
 export interface FootprintFilter {
-  /** [west, south, east, north] of the geometry, never crossing ±180°. */
-  envelope: readonly [number, number, number, number];
-  /** Whether the geometry meets the box [west, south, east, north] (west ≤ east). */
-  intersects(west: number, south: number, east: number, north: number): boolean;
+  /** Whether the geometry meets the footprint of the entry at this position. */
+  meets(position: number): boolean;
+  /** A digest of the geometry, which page tokens carry in its place: hashing it here would cost the main thread. */
+  digest: string;
 }
 
 /** What a search asks for; every part is optional and the parts combine with AND. */
@@ -95,6 +99,14 @@ export function stacSearchIndex(index: CatalogIndex): StacSearchIndex {
     indexes.set(index, built);
   }
   return built;
+}
+
+/**
+ * Builds the search index and its free-text index of a catalog now, rather than on the first search that needs
+ * them: at 10,000 datasets that takes seconds, which no request should wait for.
+ */
+export function warmStacSearch(index: CatalogIndex): void {
+  stacTextIndex(index);
 }
 
 function buildStacSearchIndex(index: CatalogIndex): StacSearchIndex {
@@ -145,7 +157,7 @@ export function searchStacItems(index: CatalogIndex, filter: StacSearchFilter): 
   const { times } = search;
   const start = filter.datetime?.start ?? -Infinity;
   const end = filter.datetime?.end ?? Infinity;
-  const scores = filter.q && filter.q.length > 0 ? textScores(index, search, filter.q) : undefined;
+  const scores = filter.q && filter.q.length > 0 ? scoreFreeText(stacTextIndex(index, search), filter.q) : undefined;
   const total = candidates ? candidates.length : search.entries.length;
   // Matches go into one preallocated array: a bbox over 30,000 entries may match most of them.
   const matched = new Int32Array(total);
@@ -160,7 +172,7 @@ export function searchStacItems(index: CatalogIndex, filter: StacSearchFilter): 
   }
   const order = matched.subarray(0, count);
   if (filter.sortby && filter.sortby.length > 0) return sortPositions(order, filter.sortby.map((key) => ({ ranks: sortRanks(search, key.field), sign: key.direction === 'asc' ? 1 : -1 })));
-  if (scores) return sortPositions(order, [{ ranks: scores, sign: -1 }]);
+  if (scores) return sortByScore(order, scores);
   return order;
 }
 
@@ -182,15 +194,14 @@ function candidatePositions(search: StacSearchIndex, filter: StacSearchFilter): 
 
 /**
  * The spatial test of a search, or undefined without one. A bbox is compared box against box (closed
- * intervals: a touching box meets); an `intersects` geometry first against its envelope, then exactly. Entries
- * without a footprint never match a spatial filter.
+ * intervals: a touching box meets); an `intersects` geometry was tested before the search. Entries without a
+ * footprint never match a spatial filter.
  */
 function spatialTest(search: StacSearchIndex, filter: StacSearchFilter): ((position: number) => boolean) | undefined {
-  const pieces = filter.bbox ? splitBox(...(filter.bbox as [number, number, number, number])) : filter.intersects ? [[...filter.intersects.envelope]] : undefined;
-  if (!pieces) return undefined;
-  const query = Float64Array.from(pieces.flat());
+  if (filter.intersects) return (position) => filter.intersects!.meets(position);
+  if (!filter.bbox) return undefined;
+  const query = Float64Array.from(splitBox(...(filter.bbox as [number, number, number, number])).flat());
   const { boxes } = search;
-  const exact = filter.intersects;
   return (position) => {
     for (let piece = position * 8; piece < position * 8 + 8; piece += 4) {
       const west = boxes[piece]!;
@@ -198,70 +209,28 @@ function spatialTest(search: StacSearchIndex, filter: StacSearchFilter): ((posit
       const east = boxes[piece + 2]!;
       const north = boxes[piece + 3]!;
       for (let at = 0; at < query.length; at += 4) {
-        if (!(west <= query[at + 2]! && east >= query[at]! && south <= query[at + 3]! && north >= query[at + 1]!)) continue;
-        if (!exact || exact.intersects(west, south, east, north)) return true;
+        if (west <= query[at + 2]! && east >= query[at]! && south <= query[at + 3]! && north >= query[at + 1]!) return true;
       }
     }
     return false;
   };
 }
 
-/**
- * How much an Item's own file weighs in free-text search: above the dataset's other files (so of two files of a
- * matching dataset, the one whose name matches ranks first), below its tags.
- */
-export const OWN_FILE_WEIGHT = SEARCH_WEIGHTS.files + 1;
-
-const ownFileDocuments = new WeakMap<StacSearchIndex, SearchDocument[]>();
+const textIndexes = new WeakMap<StacSearchIndex, StacTextIndex>();
 
 /**
- * Free-text scores of every entry: the best score of any term (terms are alternatives, as the free-text
- * extension says), each term scored as /api's dataset search scores it (every word must match, whole or as a
- * prefix, and scores the weight of the heaviest field it matches), over the dataset's fields plus the Item's own
- * file name, slug and layer name. Each word is scored once per dataset and once per own file, then combined.
+ * The free-text index of a search index, built on the first free-text search of a snapshot and kept with it. The
+ * datasets' search documents are the ones /api's search scores, so both rank alike.
  */
-function textScores(index: CatalogIndex, search: StacSearchIndex, terms: readonly (readonly string[])[]): Int32Array {
-  const datasets = new Map<DatasetModel, SearchDocument>();
-  for (const entry of index.collections.values()) for (const document of entry.documents) datasets.set(document.dataset, document);
-  const own = ownFileSearchDocuments(search);
-  const words = [...new Set(terms.flat())];
-  const wordScores = words.map((word) => {
-    const byDataset = new Map<DatasetModel, number>();
-    for (const [dataset, document] of datasets) byDataset.set(dataset, scoreDocument(document, [word]));
-    return search.entries.map(({ ref }, position) => Math.max(byDataset.get(ref.dataset)!, scoreDocument(own[position]!, [word])));
-  });
-  const scores = new Int32Array(search.entries.length);
-  for (let position = 0; position < scores.length; position++) {
-    let best = 0;
-    for (const term of terms) {
-      let sum = 0;
-      for (const word of term) {
-        const score = wordScores[words.indexOf(word)]![position]!;
-        if (score === 0) {
-          sum = 0;
-          break;
-        }
-        sum += score;
-      }
-      best = Math.max(best, sum);
-    }
-    scores[position] = best;
+export function stacTextIndex(index: CatalogIndex, search: StacSearchIndex = stacSearchIndex(index)): StacTextIndex {
+  let built = textIndexes.get(search);
+  if (!built) {
+    const documents = new Map<DatasetModel, SearchDocument>();
+    for (const entry of index.collections.values()) for (const document of entry.documents) documents.set(document.dataset, document);
+    built = buildStacTextIndex(search.entries, documents);
+    textIndexes.set(search, built);
   }
-  return scores;
-}
-
-/** Each entry's own file as a one-field search document, made on the first free-text search. */
-function ownFileSearchDocuments(search: StacSearchIndex): SearchDocument[] {
-  let documents = ownFileDocuments.get(search);
-  if (!documents) {
-    documents = search.entries.map(({ ref: { dataset, file } }) => ({
-      dataset,
-      fields: [{ weight: OWN_FILE_WEIGHT, tokens: [...new Set(tokenize(`${file.name} ${file.slug} ${file.layer_name ?? ''}`))] }],
-      foldedTags: {},
-    }));
-    ownFileDocuments.set(search, documents);
-  }
-  return documents;
+  return built;
 }
 
 const rankCache = new WeakMap<StacSearchIndex, Map<StacSortField, Int32Array>>();
@@ -303,4 +272,19 @@ function sortPositions(positions: Int32Array, keys: { ranks: Int32Array; sign: n
     }
     return a - b;
   });
+}
+
+/**
+ * Positions (in catalog order) by score, best first, ties in catalog order: a counting sort, since scores are small
+ * integers, so ranking every Item costs two passes rather than a comparison sort.
+ */
+function sortByScore(positions: Int32Array, scores: Int32Array): Int32Array {
+  let best = 0;
+  for (const position of positions) best = Math.max(best, scores[position]!);
+  const starts = new Int32Array(best + 2);
+  for (const position of positions) starts[best - scores[position]! + 1]!++;
+  for (let score = 1; score < starts.length; score++) starts[score]! += starts[score - 1]!;
+  const sorted = new Int32Array(positions.length);
+  for (const position of positions) sorted[starts[best - scores[position]!]!++] = position;
+  return sorted;
 }

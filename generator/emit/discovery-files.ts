@@ -4,11 +4,13 @@ import { API_VERSION, DEFAULT_COLUMN_LIMIT, DEFAULT_LIST_LIMIT, MAX_COLUMN_LIMIT
 import { QUERY_ROUTES } from '../../core/api/catalog/routes.ts';
 import type { CatalogIndex } from '../../core/catalog-index.ts';
 import type { CollectionModel, DatasetModel, FileModel, SourceModel } from '../../core/model.ts';
+import { listMcpTools } from '../../core/mcp/tool-list.ts';
 import { MCP_TOOLS } from '../../core/mcp/tools.ts';
 import { renderProblem } from '../../core/render/problems.ts';
 import { NOT_FOUND_KEY, serializeJson, type TreeFile } from '../../core/static-files.ts';
 import { QUERY_ERRORS } from '../../query/errors.ts';
 import { resolveSources } from '../../query/sources.ts';
+import { AiCatalogSchema, type AiCatalog } from '../../schemas/discovery.ts';
 import type { QueryRequest, SourceReference } from '../../schemas/query.ts';
 
 /** Rows per page of the worked example: the first page holds rows 0–4, the second rows 5–9. */
@@ -184,8 +186,9 @@ function renderFindDataSection(index: CatalogIndex, example: WorkedExample | und
 4. \`GET …/datasets/{dataset}/files/{file}\` is file metadata: formats, versions, sizes, feature counts, bounds and
    the \`url\` of every source.${exampleFile}
 
-Over MCP the same steps are the tools \`list_collections\`, \`search_datasets\` (\`collection\`, \`search\`, \`tag_filters\`,
-\`limit\`, \`offset\`), \`list_tags\` and \`get_dataset\` (\`collection\`, \`dataset\`).`;
+Over MCP the same steps are the tools \`list_collections\`, \`search_datasets\` (\`search\`, \`tag_filters\`, \`limit\`,
+\`offset\`, and \`collection\` to search one collection; without it every collection is searched and each dataset names
+its \`collection_slug\`), \`list_tags\` and \`get_dataset\` (\`collection\`, \`dataset\`).`;
 }
 
 /** "How to read a data dictionary": the schema route and the `get_file` tool, with the example's file. */
@@ -344,12 +347,6 @@ function fence(json: string): string {
   return `\`\`\`json\n${json}\n\`\`\``;
 }
 
-/** A tool's schema as the MCP server sends it in tools/list: JSON Schema, no `$schema`. */
-function toolJsonSchema(schema: z.ZodType): Record<string, unknown> {
-  const { $schema: _schema, ...json } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-  return json;
-}
-
 /** The limits a request body schema declares per field (`maxItems`, `maximum`, `default`, …), from its JSON Schema. */
 function readBodyLimits(schema: z.ZodType | undefined): Record<string, Record<string, unknown> | undefined> {
   const json = schema ? z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { $ref?: string; $defs?: Record<string, { properties?: object }>; properties?: object } : {};
@@ -364,9 +361,11 @@ function firstSentence(text: string | undefined): string {
 }
 
 /** One agent skill: its name (a folder under /.well-known/agent-skills), what it is for, and its SKILL.md body. */
-interface AgentSkill {
+export interface AgentSkill {
   name: string;
   description: string;
+  /** Two to five questions the skill answers, for the AI catalog's `representativeQueries`. */
+  queries: string[];
   body: string;
 }
 
@@ -381,26 +380,31 @@ export function listAgentSkills(index: CatalogIndex): AgentSkill[] {
   return [
     {
       name: 'geoshelf-catalog',
+      queries: ['Which geospatial datasets does this catalog hold?', 'Find a dataset of world cities and read its columns', 'Query a GeoParquet file with SQL and fetch the next page'],
       description: `Find geospatial datasets in the geoshelf catalog at ${base}, read their data dictionaries, query GeoParquet with SQL and page the results, over HTTP or MCP.`,
       body: renderLlmsTxt(index),
     },
     {
       name: 'geoshelf-find-data',
+      queries: ['Find datasets about country boundaries', 'Which datasets carry a given tag?', 'List the files and download links of a dataset'],
       description: 'Find datasets in the geoshelf catalog: list collections, search datasets by words and tags, read a dataset with its files and sources.',
       body: `# Find data in geoshelf\n\n${intro}\n\n${renderFindDataSection(index, example)}\n`,
     },
     {
       name: 'geoshelf-read-dictionary',
+      queries: ['What columns does this GeoParquet file have, and of which types?', 'Which values does a column take, and how many are null?'],
       description: 'Read the data dictionary of a geoshelf file: every column with its type, nulls, distinct values, examples and range.',
       body: `# Read a data dictionary in geoshelf\n\n${intro}\n\n${renderDictionarySection(index, example)}\n`,
     },
     {
       name: 'geoshelf-query-and-page',
+      queries: ['Run a SQL query over a GeoParquet file', 'Fetch the second page of a query result', 'Download a query result as GeoParquet or CSV'],
       description: 'Run a SQL query over GeoParquet sources of the geoshelf catalog and fetch further pages with the query token, over HTTP or MCP.',
       body: `# Query and page in geoshelf\n\n${intro}\n\n${renderWalkthroughSection(index, example)}\n\n${renderErrorCodesSection()}\n`,
     },
     {
       name: 'geoshelf-map-result',
+      queries: ['Draw a query result on a map', 'What is the extent of a query result?'],
       description: 'Draw a geoshelf query result on a map: its WGS84 bounds and its vector tiles, with the query token.',
       body: `# Map a query result from geoshelf\n\n${intro}\n\n${renderMapSection(index, example)}\n`,
     },
@@ -456,30 +460,64 @@ export function renderDiscoveryFiles(index: CatalogIndex): TreeFile[] {
       description: 'Read-only MCP server of the geoshelf catalog: find datasets, read their data dictionaries, run bounded SQL over GeoParquet and page the results.',
       websiteUrl: `${base}/llms.txt`,
       remotes: [{ type: 'streamable-http', url: `${base}/mcp` }],
-      tools: Object.values(MCP_TOOLS).map((tool) => ({
-        name: tool.name,
-        title: tool.title,
-        description: tool.description,
-        inputSchema: toolJsonSchema(z.object(tool.input)),
-        outputSchema: toolJsonSchema(tool.output),
-      })),
+      // Exactly what tools/list answers, portable schemas included.
+      tools: listMcpTools().map(({ name, title, description, inputSchema, outputSchema }) => ({ name, title, description, inputSchema, outputSchema })),
     }),
-    json('.well-known/ai-catalog.json', {
-      name: 'geoshelf catalog',
-      description: 'Read-only catalog of geospatial datasets with column data dictionaries.',
-      version: API_VERSION,
-      entries: [
-        { type: 'openapi', url: `${base}/api/openapi`, status: 'available' },
-        { type: 'llms-txt', url: `${base}/llms.txt`, status: 'available' },
-        { type: 'agent-skills', url: `${base}/.well-known/agent-skills/index.json`, status: 'available' },
-        { type: 'api-catalog', url: `${base}/.well-known/api-catalog`, status: 'available' },
-        { type: 'query-service', url: `${base}/api/queries`, status: 'available' },
-        { type: 'stac', url: `${base}/stac`, status: 'available' },
-        { type: 'stac-api', url: `${base}/stac/api`, status: 'available' },
-        { type: 'ogc-api-features', url: `${base}/features`, status: 'available' },
-        { type: 'mcp', url: `${base}/mcp`, status: 'available' },
-      ],
-    }),
+    json('.well-known/ai-catalog.json', renderAiCatalog(index, skills.map(({ skill }) => skill))),
     json(NOT_FOUND_KEY, renderProblem('not-found', 'There is no such route. Start from /api or read /api/openapi.', base), PROBLEM_CONTENT_TYPE),
   ];
+}
+
+/** The namespace of every identifier in the AI catalog. */
+const AI_CATALOG_NAMESPACE = 'geoshelf';
+
+/**
+ * `/.well-known/ai-catalog.json`, an Agentic Resource Discovery 1.0 manifest: the MCP server card and each agent
+ * skill, by reference, with identifiers `urn:air:{host}:geoshelf:{name}`. ARD knows media types for those and not
+ * for OpenAPI, llms.txt, STAC or OGC API documents, so those are linked from the whole-guide skill's `metadata`
+ * (and from `/.well-known/api-catalog`); an entry of another type would fail Lighthouse's `ard-schema` audit.
+ * Parsed by its schema, so a build cannot write a catalog that breaks it.
+ */
+export function renderAiCatalog(index: CatalogIndex, skills: AgentSkill[]): AiCatalog {
+  const base = index.settings.baseUrl;
+  // The publisher part allows letters, digits, dots and hyphens: a host name, or an IP address with its colons replaced.
+  const publisher = new URL(base).hostname.replace(/[^A-Za-z0-9.-]+/g, '-').replace(/^-+|-+$/g, '') || 'localhost';
+  const identifier = (name: string) => `urn:air:${publisher}:${AI_CATALOG_NAMESPACE}:${name}`;
+  const surfaces = {
+    llms_txt: `${base}/llms.txt`,
+    openapi: `${base}/api/openapi`,
+    api_catalog: `${base}/.well-known/api-catalog`,
+    stac: `${base}/stac`,
+    stac_api: `${base}/stac/api`,
+    features: `${base}/features`,
+  };
+  return AiCatalogSchema.parse({
+    specVersion: '1.0',
+    host: { displayName: 'geoshelf catalog', documentationUrl: `${base}/llms.txt` },
+    entries: [
+      {
+        identifier: identifier('mcp-server'),
+        displayName: 'geoshelf catalog MCP server',
+        type: 'application/mcp-server-card+json',
+        url: `${base}/.well-known/mcp/server-card.json`,
+        description: 'Read-only MCP server (Streamable HTTP) over the catalog: find datasets, read data dictionaries, run bounded SQL over GeoParquet and page the results.',
+        tags: ['geospatial', 'catalog', 'geoparquet', 'sql', 'mcp'],
+        capabilities: Object.values(MCP_TOOLS).map((tool) => tool.name),
+        representativeQueries: ['Search geospatial datasets by words and tags', 'Read the data dictionary of a GeoParquet file', 'Run a bounded SQL query over GeoParquet and page the result'],
+        version: API_VERSION,
+        metadata: { endpoint: `${base}/mcp`, transport: 'streamable-http' },
+      },
+      ...skills.map((skill) => ({
+        identifier: identifier(skill.name),
+        displayName: skill.name,
+        type: 'text/markdown; profile="urn:air:agent-skills"',
+        url: `${base}/.well-known/agent-skills/${skill.name}/SKILL.md`,
+        description: skill.description,
+        tags: ['geospatial', 'catalog', 'agent-skill'],
+        representativeQueries: skill.queries,
+        version: API_VERSION,
+        ...(skill.name === 'geoshelf-catalog' ? { metadata: surfaces } : {}),
+      })),
+    ],
+  });
 }

@@ -21,7 +21,8 @@ export interface Surface {
   name: string;
   prefix: string;
   document: Json;
-  paths: { template: string; pattern: RegExp; literals: number }[];
+  /** Each path of the document (`template`, its key) with its absolute form on the site. */
+  paths: { template: string; absolute: string; pattern: RegExp; literals: number }[];
   /** Validators of every error body the document declares (status ≥ 400), by content type. */
   errorBodies: Map<string, ValidateFunction[]>;
   /** Compiled response schemas by JSON pointer, compiled on first use. */
@@ -90,12 +91,18 @@ function createSurface(name: string, document: Json): Surface {
   const ajv = document.openapi.startsWith('3.1') ? new Ajv2020({ strict: false, allErrors: true }) : new Ajv({ strict: false, allErrors: true });
   addFormats(ajv as Ajv);
   ajv.addSchema(document, name);
+  // Paths are written from the server's URL: /features's document is served at {base}/features and says /collections.
+  const mount = new URL(document.servers?.[0]?.url ?? 'http://localhost').pathname.replace(/\/$/, '');
   const templates = Object.keys(document.paths);
-  const paths = templates.map((template) => ({
-    template,
-    pattern: new RegExp(`^${template.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[^/]+')}$`),
-    literals: template.split('/').filter((segment) => segment && !segment.includes('{')).length,
-  }));
+  const paths = templates.map((template) => {
+    const absolute = template === '/' ? mount || '/' : `${mount}${template}`;
+    return {
+      template,
+      pattern: new RegExp(`^${absolute.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[^/]+')}$`),
+      literals: absolute.split('/').filter((segment) => segment && !segment.includes('{')).length,
+      absolute,
+    };
+  });
   const errorBodies = new Map<string, ValidateFunction[]>();
   const seen = new Set<string>();
   for (const [template, item] of Object.entries(document.paths as Json)) {
@@ -112,7 +119,7 @@ function createSurface(name: string, document: Json): Surface {
       }
     }
   }
-  return { name, prefix: commonPrefix(templates), document, paths, errorBodies, compiled: new Map(), ajv: ajv as Ajv };
+  return { name, prefix: commonPrefix(paths.map((path) => path.absolute)), document, paths, errorBodies, compiled: new Map(), ajv: ajv as Ajv };
 }
 
 /** The longest whole-segment prefix of the paths: `/api`, `/stac/api`, `/features`. */

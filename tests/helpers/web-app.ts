@@ -33,11 +33,16 @@ async function buildSampleForFreePort() {
   return { port, origin, config };
 }
 
-/** Builds the sample for `origin` and serves it as `npm start` does: pages, API, data and queries on one port. */
-export async function startGeoshelf(): Promise<RunningSite> {
+/**
+ * Builds the sample for `origin` and serves it as `npm start` does: pages, API, data and queries on one port.
+ * `onRequest` sees every request the server receives, as an access log would.
+ */
+export async function startGeoshelf(options: { onRequest?: (request: Request) => void } = {}): Promise<RunningSite> {
   const { port, origin, config } = await buildSampleForFreePort();
   const geoshelf = createServer({ config, serveData: true });
-  const server = await listen(geoshelf, { port, hostname: '127.0.0.1' });
+  const { onRequest } = options;
+  const fetch = onRequest ? (request: Request) => (onRequest(request), geoshelf.fetch(request)) : geoshelf.fetch;
+  const server = await listen({ fetch }, { port, hostname: '127.0.0.1' });
   return {
     origin,
     distDir: config.distDir,

@@ -51,8 +51,8 @@ export function collectionUrls(baseUrl: string, layer: FeatureLayer) {
 }
 
 /**
- * One collection: title `<dataset>: <file>`, extent from the file's WGS84 bounds (west > east across the
- * antimeridian, as OGC allows) and, when the file has a time column, its first and last value (read by the build).
+ * One collection: title `<dataset>: <file>`, extent from the file's WGS84 bounds (see {@link describeSpatialExtent})
+ * and, when the file has a time column, its first and last value (read by the build).
  */
 export function renderCollection(baseUrl: string, layer: FeatureLayer): OgcCollection {
   const urls = collectionUrls(baseUrl, layer);
@@ -73,13 +73,24 @@ export function renderCollection(baseUrl: string, layer: FeatureLayer): OgcColle
     ],
     ...(bounds || interval ? {
       extent: {
-        spatial: { bbox: [bounds ?? [-180, -90, 180, 90]], crs: CRS84 },
+        spatial: { bbox: describeSpatialExtent(bounds ?? [-180, -90, 180, 90]), crs: CRS84 },
         ...(interval ? { temporal: { interval: [interval], trs: 'http://www.opengis.net/def/uom/ISO-8601/0/Gregorian' as const } } : {}),
       },
     } : {}),
     itemType: 'feature',
     crs: [CRS84],
   };
+}
+
+/**
+ * The `bbox` array of a collection's extent. A box that crosses the antimeridian (west > east) comes second, after
+ * the same box from -180° to 180°: Part 1 says the first box is the overall extent, the one clients that read a
+ * single box use, and QGIS 3.22 and GDAL 3.6 read only that one. QGIS 3.22 swaps a west > east pair into
+ * [east, west] (the Atlantic for the United States, from Guam to the Virgin Islands); GDAL 3.6 widens it to the
+ * world. The second box keeps the precise extent, and every feature lies inside both (§7.14.4, fc-md-extent-multi).
+ */
+export function describeSpatialExtent([west, south, east, north]: [number, number, number, number]): number[][] {
+  return west > east ? [[-180, south, 180, north], [west, south, east, north]] : [[west, south, east, north]];
 }
 
 /** `GET /features/collections`. */

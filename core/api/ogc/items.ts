@@ -1,6 +1,6 @@
 import type { ParseOutcome, QueryValues } from '../route-table.ts';
 import type { FeatureLayer, Queryable } from './layers.ts';
-import { DEFAULT_FEATURE_LIMIT } from './params.ts';
+import { DEFAULT_FEATURE_LIMIT, NEXT_PAGE_LIMIT } from './params.ts';
 import { OGC_ROUTES } from './routes.ts';
 import { splitBox } from '../../geo/lon-extent.ts';
 
@@ -86,7 +86,7 @@ export function toFeatureFilter(layer: FeatureLayer, request: ItemsRequest): Fea
 }
 
 /** The URL of the items of a request at another cursor: declared parameters sorted, then the filters sorted. */
-export function itemsUrl(baseUrl: string, layer: FeatureLayer, request: ItemsRequest, cursor: { after?: number; before?: number }): string {
+export function itemsUrl(baseUrl: string, layer: FeatureLayer, request: ItemsRequest, cursor: PageCursor): string {
   const { after: _after, before: _before, ...values } = request.values;
   const declared = OGC_ROUTES.getFeatures.encodeQuery({ ...values, ...cursor });
   const filters = request.equals.map(({ column, value }) => `${encodeURIComponent(column)}=${encodeURIComponent(value)}`);
@@ -94,23 +94,36 @@ export function itemsUrl(baseUrl: string, layer: FeatureLayer, request: ItemsReq
   return `${baseUrl}${OGC_ROUTES.getFeatures.fillPath({ collectionId: layer.id })}${query ? `?${query}` : ''}`;
 }
 
+/** The limit of the next link of a page of `limit` features: doubled, up to {@link NEXT_PAGE_LIMIT}. */
+export function growPageLimit(limit: number): number {
+  return limit >= NEXT_PAGE_LIMIT ? limit : Math.min(limit * 2, NEXT_PAGE_LIMIT);
+}
+
+/** Where a neighbour page starts, and its size when it differs from the page's own. */
+export interface PageCursor {
+  after?: number;
+  before?: number;
+  limit?: number;
+}
+
 /**
- * The cursors of the pages around one: `next` after its last id while more follow; `prev` the page before its
- * first id. Without filters that page is plain arithmetic (ids are consecutive), so it is an `after` cursor
- * like any other; with filters it is `before`, which reads the rows before the id backwards.
+ * The cursors of the pages around one: `next` after its last id while more follow, with a grown limit
+ * ({@link growPageLimit}); `prev` the page before its first id. Without filters that page is plain arithmetic (ids
+ * are consecutive), so it is an `after` cursor like any other, or the first page cut to the features before this
+ * one; with filters it is `before`, which reads the rows before the id backwards.
  */
-export function neighbourCursors(request: ItemsRequest, ids: number[], hasMore: boolean): { next?: { after: number }; prev?: { after?: number; before?: number } } {
+export function neighbourCursors(request: ItemsRequest, ids: number[], hasMore: boolean): { next?: PageCursor; prev?: PageCursor } {
   const { after, before } = request.values;
   const limit = request.values.limit ?? DEFAULT_FEATURE_LIMIT;
   const first = ids[0];
   const last = ids.at(-1);
   const backwards = before !== undefined;
-  const next = last === undefined ? undefined : backwards || hasMore ? { after: last } : undefined;
-  let prev: { after?: number; before?: number } | undefined;
+  const next = last === undefined ? undefined : backwards || hasMore ? { after: last, limit: growPageLimit(limit) } : undefined;
+  let prev: PageCursor | undefined;
   if (backwards) prev = hasMore && first !== undefined ? { before: first } : undefined;
   else if (after !== undefined) {
     const edge = first ?? after + 1;
-    prev = isFiltered(request) ? { before: edge } : edge - limit - 1 >= 0 ? { after: edge - limit - 1 } : {};
+    prev = isFiltered(request) ? { before: edge } : edge - limit - 1 >= 0 ? { after: edge - limit - 1 } : { limit: edge };
   }
   return { ...(next ? { next } : {}), ...(prev ? { prev } : {}) };
 }

@@ -1,14 +1,12 @@
 import { z } from 'zod';
-import { API_VERSION } from '../../constants.ts';
 import {
   OgcCollectionSchema, OgcCollectionsSchema, OgcConformanceSchema, OgcExceptionSchema, OgcFeatureCollectionSchema, OgcFeatureSchema,
   OgcLandingPageSchema, OgcQueryablesSchema,
 } from '../../../schemas/ogc.ts';
-import { createOpenApiDocument } from '../openapi.ts';
 import { CONDITIONAL_HEADERS } from '../catalog/params.ts';
 import { defineRoute, type Route, type RouteResponse } from '../route-table.ts';
 import {
-  AfterParam, BboxCrsParam, BboxParam, BeforeParam, CollectionIdParam, DatetimeParam, FeatureIdParam, FormatParam, LimitParam,
+  AfterParam, BboxCrsParam, BboxParam, BeforeParam, CollectionIdParam, DatetimeParam, FeatureIdParam, FormatParam, LimitParam, NEXT_PAGE_LIMIT,
 } from './params.ts';
 
 /** Media types of the /features surface. */
@@ -21,7 +19,8 @@ export const OGC_TYPES = {
 } as const;
 
 const FEATURES = 'features';
-const FEATURES_TAGS = [{ name: FEATURES, description: 'OGC API - Features Part 1: the GeoParquet files of the catalog as feature collections.' }];
+/** The one tag of the /features operations. */
+export const FEATURES_TAGS = [{ name: FEATURES, description: 'OGC API - Features Part 1: the GeoParquet files of the catalog as feature collections.' }];
 
 const body = (type: string, schema: z.ZodType, description: string): RouteResponse => ({ description, contentType: type, schema });
 const exception = (description: string): RouteResponse => body(OGC_TYPES.json, OgcExceptionSchema, description);
@@ -84,7 +83,7 @@ export const OGC_ROUTES = {
   }),
   getFeatures: defineRoute({
     id: 'getFeatures', method: 'GET', path: '/features/collections/{collectionId}/items', tag: FEATURES, summary: 'Features',
-    description: 'One page of the features of a collection, filtered by bbox, datetime and queryables (`?name=value`, each a column the queryables route lists), in file order. next and prev links page by feature id, so a deep page costs what the first does. numberMatched is given when it is cheap: without filters, or when the file has at most 250,000 rows.',
+    description: `One page of the features of a collection, filtered by bbox, datetime and queryables (\`?name=value\`, each a column the queryables route lists), in file order. next and prev links page by feature id, so a deep page costs what the first does; each next link asks for twice the features of its page, up to ${NEXT_PAGE_LIMIT} (a larger limit is kept), so a client that follows them from a small limit reads a collection in few requests. numberMatched is given when it is cheap: without filters, or when the file has at most 250,000 rows.`,
     pathParams: collectionPath,
     query: {
       limit: LimitParam, bbox: BboxParam, 'bbox-crs': BboxCrsParam, datetime: DatetimeParam,
@@ -110,19 +109,3 @@ export const OGC_ROUTES = {
 
 /** Every /features route, for the OpenAPI document and the server. */
 export const FEATURES_ROUTES = Object.values(OGC_ROUTES) as Route[];
-
-/** The OpenAPI 3.0 document of /features (`service-desc` of the landing page), made from the route table. */
-export function createFeaturesOpenApiDocument(baseUrl: string): Record<string, unknown> {
-  return createOpenApiDocument({
-    routes: FEATURES_ROUTES,
-    tags: FEATURES_TAGS,
-    serverUrl: baseUrl,
-    openapi: '3.0.3',
-    info: {
-      title: 'geoshelf OGC API - Features',
-      version: API_VERSION,
-      description: 'The GeoParquet files of the catalog as OGC API - Features Part 1 collections: GeoJSON in CRS84, paged by feature id. Errors are OGC exceptions {code, description}.',
-      license: { name: 'MIT', url: 'https://opensource.org/licenses/MIT' },
-    },
-  });
-}

@@ -1,7 +1,11 @@
 import { z } from 'zod';
 import { tokenize } from '../../text.ts';
 import { STAC_SORT_FIELDS, type StacSortKey } from '../../stac/search.ts';
-import { GeoJsonGeometrySchema, type GeoJsonGeometry, type StacSearchBody } from '../../../schemas/stac-api.ts';
+import {
+  DEFAULT_ITEM_LIMIT, describeGeometrySize, MAX_ITEM_LIMIT, MAX_FREE_TEXT_LENGTH, MAX_FREE_TEXT_TERMS, MAX_FREE_TEXT_WORDS, MAX_INTERSECTS_PARTS, MAX_INTERSECTS_POSITIONS, MAX_INTERSECTS_RINGS,
+  MAX_PAGE_TOKEN_LENGTH, MAX_SEARCH_NAMES, MAX_SORT_KEYS, measureGeometry, type StacSearchBodyIntake,
+} from '../../../schemas/stac-api.ts';
+import { findJsonDepthProblem, MAX_JSON_DEPTH } from '../../json-depth.ts';
 import type { ParseFailure } from '../route-table.ts';
 import { readBbox, readBboxText, readDatetime, type Bbox2d, type TimeInterval } from '../extent-params.ts';
 
@@ -10,23 +14,26 @@ import { readBbox, readBboxText, readDatetime, type Bbox2d, type TimeInterval } 
  * back canonically), the readers the POST body shares with them, and the limits.
  */
 
-/** Items per page when `limit` is omitted (STAC API and OGC API - Features). */
-export const DEFAULT_ITEM_LIMIT = 10;
-/** Largest page; a larger `limit` is read as this, as the standards say, rather than refused. */
-export const MAX_ITEM_LIMIT = 10_000;
+export { DEFAULT_ITEM_LIMIT, MAX_ITEM_LIMIT };
 /** Collections per page of /stac/api/collections when `limit` is omitted. */
 export const DEFAULT_COLLECTION_LIMIT = 100;
-/** Largest page of Collections; a larger `limit` is read as this. */
-export const MAX_COLLECTION_LIMIT = 1_000;
+/** Largest page of Collections; a larger `limit` is read as this. A Collection costs about as much as an Item. */
+export const MAX_COLLECTION_LIMIT = 500;
 /** Largest POST body, and longest `intersects` query parameter: 1 MiB. A larger body is a 413. */
 export const MAX_STAC_BODY_BYTES = 1024 * 1024;
-/** Most ids or collections one search may name. */
-export const MAX_SEARCH_NAMES = 1_000;
+
+/**
+ * An `intersects` geometry within the limits of its size, but not yet checked as GeoJSON: the worker thread that
+ * tests it with GEOS checks it against GeoJsonGeometrySchema first.
+ */
+export interface UncheckedGeometry {
+  readonly type: string;
+}
 
 /** A search, from GET parameters or a POST body alike. */
 export interface StacSearchRequest {
   bbox?: Bbox2d;
-  intersects?: GeoJsonGeometry;
+  intersects?: UncheckedGeometry;
   datetime?: TimeInterval;
   ids?: string[];
   collections?: string[];
@@ -37,8 +44,12 @@ export interface StacSearchRequest {
   token?: string;
 }
 
-/** Reads sort keys; an unknown field is refused, naming the fields that sort. */
-export function parseSortKeys(keys: readonly { field: string; direction: 'asc' | 'desc' }[]): { ok: true; value: StacSortKey[] } | { ok: false; detail: string } {
+/** What a reader of one parameter gives: the value, or what is wrong with it. */
+type Read<T> = { ok: true; value: T } | { ok: false; detail: string };
+
+/** Reads sort keys; more than MAX_SORT_KEYS or an unknown field is refused, naming the limit or the fields that sort. */
+export function parseSortKeys(keys: readonly { field: string; direction: 'asc' | 'desc' }[]): Read<StacSortKey[]> {
+  if (keys.length > MAX_SORT_KEYS) return { ok: false, detail: `has ${keys.length} keys; at most ${MAX_SORT_KEYS} keys are allowed (one per field that sorts)` };
   const value: StacSortKey[] = [];
   for (const { field, direction } of keys) {
     const canonical = Object.hasOwn(STAC_SORT_FIELDS, field) ? STAC_SORT_FIELDS[field as keyof typeof STAC_SORT_FIELDS] : undefined;
@@ -48,15 +59,39 @@ export function parseSortKeys(keys: readonly { field: string; direction: 'asc' |
   return { ok: true, value };
 }
 
-/** Free-text terms as folded words; terms without a word are dropped. */
-export function freeTextTerms(terms: readonly string[]): string[][] {
-  return terms.map((term) => [...new Set(tokenize(term))].sort()).filter((words) => words.length > 0);
+/**
+ * Free-text terms as folded words, terms without a word dropped; refused beyond MAX_FREE_TEXT_LENGTH characters
+ * (`length`: the text's, or the terms' together), MAX_FREE_TEXT_TERMS terms or MAX_FREE_TEXT_WORDS words, which
+ * bound what one search may cost.
+ */
+export function readFreeText(terms: readonly string[], length = terms.reduce((sum, term) => sum + term.length, 0)): Read<string[][]> {
+  if (length > MAX_FREE_TEXT_LENGTH) return { ok: false, detail: `is ${length} characters long; at most ${MAX_FREE_TEXT_LENGTH} characters are allowed` };
+  if (terms.length > MAX_FREE_TEXT_TERMS) return { ok: false, detail: `has ${terms.length} terms; at most ${MAX_FREE_TEXT_TERMS} terms are allowed` };
+  const value = terms.map((term) => [...new Set(tokenize(term))].sort()).filter((words) => words.length > 0);
+  const words = value.reduce((sum, term) => sum + term.length, 0);
+  if (words > MAX_FREE_TEXT_WORDS) return { ok: false, detail: `has ${words} words; at most ${MAX_FREE_TEXT_WORDS} words are allowed in all its terms` };
+  return { ok: true, value };
 }
 
-/** A parameter whose text is read by `decode` (which returns the value or the problem) and written back by `encode`. */
-function textCodec<T>(decode: (text: string) => { ok: true; value: T } | { ok: false; detail: string }, encode: (value: T) => string, description: string) {
+/**
+ * Reads an `intersects` value as far as the main thread does: an object with a type, within the limits of
+ * positions, parts and rings, counted in one pass. The GEOS worker checks the rest.
+ */
+export function readIntersects(value: unknown): Read<UncheckedGeometry> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || typeof (value as { type?: unknown }).type !== 'string') {
+    return { ok: false, detail: 'must be a GeoJSON geometry: an object with a type and coordinates (or geometries)' };
+  }
+  const problem = describeGeometrySize(measureGeometry(value));
+  return problem ? { ok: false, detail: problem } : { ok: true, value: value as UncheckedGeometry };
+}
+
+/**
+ * A parameter whose text is read by `decode` (which returns the value or the problem) and written back by `encode`.
+ * `maxLength` documents a limit that `decode` enforces with its own message.
+ */
+function textCodec<T>(decode: (text: string) => Read<T>, encode: (value: T) => string, description: string, maxLength?: number) {
   return z
-    .codec(z.string(), z.custom<T>(() => true).optional(), {
+    .codec(maxLength === undefined ? z.string() : z.string().meta({ maxLength }), z.custom<T>(() => true).optional(), {
       decode: (text, ctx) => {
         const read = decode(text);
         if (read.ok) return read.value;
@@ -73,10 +108,10 @@ const names = (what: string) =>
   textCodec<string[]>(
     (text) => {
       const list = [...new Set(text.split(',').map((name) => name.trim()).filter(Boolean))];
-      return list.length <= MAX_SEARCH_NAMES ? { ok: true, value: list } : { ok: false, detail: `names at most ${MAX_SEARCH_NAMES} ${what}` };
+      return list.length <= MAX_SEARCH_NAMES ? { ok: true, value: list } : { ok: false, detail: `names ${list.length} ${what}; at most ${MAX_SEARCH_NAMES} are allowed` };
     },
     (list) => list.join(','),
-    `Comma-separated ${what}.`,
+    `Comma-separated ${what}, at most ${MAX_SEARCH_NAMES}.`,
   );
 
 const BboxParam = textCodec<Bbox2d>(readBboxText, (box) => box.join(','),
@@ -85,20 +120,22 @@ const BboxParam = textCodec<Bbox2d>(readBboxText, (box) => box.join(','),
 const DatetimeParam = textCodec<TimeInterval>(readDatetime, (value) => value.text,
   'An RFC 3339 date-time (2026-11-22T00:00:00Z) or a date (2026-11-22, its whole UTC day), a closed interval start/end, or one open at one end (../end, start/.., start/). Compared with each Item\'s datetime, bounds included.');
 
-const IntersectsParam = textCodec<GeoJsonGeometry>(
+const IntersectsParam = textCodec<UncheckedGeometry>(
   (text) => {
     if (text.length > MAX_STAC_BODY_BYTES) return { ok: false, detail: `is longer than ${MAX_STAC_BODY_BYTES} characters; send a simpler geometry, with POST` };
+    const deep = findJsonDepthProblem(text);
+    if (deep) return { ok: false, detail: deep };
     let json: unknown;
     try {
       json = JSON.parse(text);
     } catch {
       return { ok: false, detail: 'must be a GeoJSON geometry written as JSON' };
     }
-    const parsed = GeoJsonGeometrySchema.safeParse(json);
-    return parsed.success ? { ok: true, value: parsed.data } : { ok: false, detail: `is not a usable GeoJSON geometry: ${describeIssue(parsed.error.issues[0]!)}` };
+    return readIntersects(json);
   },
   (geometry) => JSON.stringify(geometry),
-  'A GeoJSON geometry (JSON text): Items whose footprint meets it. Not together with bbox.',
+  `A GeoJSON geometry (JSON text): Items whose footprint meets it. Not together with bbox. At most ${MAX_INTERSECTS_POSITIONS} positions, ${MAX_INTERSECTS_PARTS} parts and ${MAX_INTERSECTS_RINGS} rings in all, nested at most ${MAX_JSON_DEPTH} deep.`,
+  MAX_STAC_BODY_BYTES,
 );
 
 const SortByParam = textCodec<StacSortKey[]>(
@@ -108,20 +145,21 @@ const SortByParam = textCodec<StacSortKey[]>(
     return parseSortKeys(keys.map((key) => ({ field: key.replace(/^[+-]/, ''), direction: key.startsWith('-') ? 'desc' : 'asc' })));
   },
   (keys) => keys.map((key) => `${key.direction === 'desc' ? '-' : '+'}${key.field}`).join(','),
-  'Sort keys separated by commas, each +field (ascending, the default) or -field: id, collection, datetime, title (or properties.datetime, properties.title). Ties keep catalog order.',
+  `Sort keys separated by commas, at most ${MAX_SORT_KEYS}, each +field (ascending, the default) or -field: id, collection, datetime, title (or properties.datetime, properties.title). Ties keep catalog order.`,
 );
 
 const FreeTextParam = textCodec<string[][]>(
-  (text) => ({ ok: true, value: freeTextTerms(text.split(',')) }),
+  (text) => readFreeText(text.split(','), text.length),
   (terms) => terms.map((words) => words.join(' ')).join(','),
-  'Free text: terms separated by commas; an Item matches when any term matches, and a term when each of its words matches a word of the dataset (name, tags, files, description) or of the Item\'s file, whole or as a prefix. Ranked like /api\'s search.',
+  `Free text: terms separated by commas; an Item matches when any term matches, and a term when each of its words matches a word of the dataset (name, tags, files, description) or of the Item's file, whole or as a prefix. Ranked like /api's search. At most ${MAX_FREE_TEXT_TERMS} terms, ${MAX_FREE_TEXT_WORDS} words in all and ${MAX_FREE_TEXT_LENGTH} characters.`,
+  MAX_FREE_TEXT_LENGTH,
 );
 
 const limitParam = (fallback: number, max: number) =>
   z.int().min(1).transform((value) => Math.min(value, max)).default(fallback)
     .describe(`Items per page, at least 1; ${fallback} when omitted, and a value above ${max} is read as ${max}.`);
 
-const TokenParam = z.string().describe('Where the next page starts: the token of a next link, passed on as it is.');
+const TokenParam = z.string().meta({ maxLength: MAX_PAGE_TOKEN_LENGTH }).describe('Where the next page starts: the token of a next link, passed on as it is.');
 
 /** Query parameters of `GET /stac/api/search`. */
 export const SEARCH_QUERY = {
@@ -148,15 +186,19 @@ export function refineSearch<T extends { bbox?: unknown; intersects?: unknown }>
   return values;
 }
 
-/** A POST search body (already parsed by StacSearchBodySchema) read as the same request GET parameters give. */
-export function searchRequestFromBody(body: StacSearchBody): { ok: true; value: StacSearchRequest } | ParseFailure {
+/** A POST search body (already parsed by StacSearchBodyIntakeSchema) read as the same request GET parameters give. */
+export function searchRequestFromBody(body: StacSearchBodyIntake): { ok: true; value: StacSearchRequest } | ParseFailure {
   const request: StacSearchRequest = {};
   if (body.bbox !== undefined) {
     const bbox = readBbox(body.bbox);
     if (!bbox.ok) return { ok: false, name: 'bbox', detail: `bbox ${bbox.detail}` };
     request.bbox = bbox.value;
   }
-  if (body.intersects !== undefined) request.intersects = body.intersects;
+  if (body.intersects !== undefined) {
+    const intersects = readIntersects(body.intersects);
+    if (!intersects.ok) return { ok: false, name: 'intersects', detail: `intersects ${intersects.detail}` };
+    request.intersects = intersects.value;
+  }
   if (body.datetime !== undefined) {
     const datetime = readDatetime(body.datetime);
     if (!datetime.ok) return { ok: false, name: 'datetime', detail: `datetime ${datetime.detail}` };
@@ -165,10 +207,13 @@ export function searchRequestFromBody(body: StacSearchBody): { ok: true; value: 
   for (const name of ['ids', 'collections'] as const) {
     const list = body[name];
     if (list === undefined) continue;
-    if (list.length > MAX_SEARCH_NAMES) return { ok: false, name, detail: `${name} names at most ${MAX_SEARCH_NAMES} values` };
     request[name] = [...new Set(list)];
   }
-  if (body.q !== undefined) request.q = freeTextTerms(typeof body.q === 'string' ? body.q.split(',') : body.q);
+  if (body.q !== undefined) {
+    const q = typeof body.q === 'string' ? readFreeText(body.q.split(','), body.q.length) : readFreeText(body.q);
+    if (!q.ok) return { ok: false, name: 'q', detail: `q ${q.detail}` };
+    request.q = q.value;
+  }
   if (body.sortby !== undefined) {
     const keys = parseSortKeys(body.sortby);
     if (!keys.ok) return { ok: false, name: 'sortby', detail: `sortby ${keys.detail}` };
@@ -178,9 +223,4 @@ export function searchRequestFromBody(body: StacSearchBody): { ok: true; value: 
   if (body.token !== undefined) request.token = body.token;
   const refined = refineSearch(request);
   return 'ok' in refined ? refined : { ok: true, value: refined };
-}
-
-function describeIssue(issue: z.core.$ZodIssue): string {
-  const path = issue.path.map(String).join('.');
-  return path ? `${path}: ${issue.message}` : issue.message;
 }

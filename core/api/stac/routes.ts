@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { API_VERSION } from '../../constants.ts';
 import { StacCollectionSchema, StacItemSchema } from '../../../schemas/stac.ts';
+import { MAX_JSON_DEPTH } from '../../json-depth.ts';
 import {
-  MAX_INTERSECTS_POSITIONS, StacApiErrorSchema, StacCollectionsSchema, StacConformanceSchema, StacItemCollectionSchema, StacLandingPageSchema, StacSearchBodySchema,
+  StacApiErrorSchema, StacCollectionsSchema, StacConformanceSchema, StacItemCollectionSchema, StacLandingPageSchema, StacSearchBodySchema,
 } from '../../../schemas/stac-api.ts';
 import { CONDITIONAL_HEADERS } from '../catalog/params.ts';
 import { defineRoute, type Route, type RouteResponse } from '../route-table.ts';
@@ -33,6 +34,9 @@ const NOT_MODIFIED: RouteResponse = { description: 'Not modified: If-None-Match 
 const BAD_PARAMETER = error('A parameter is malformed or out of range, or a page token is not valid for this search on this build; the description says which and why.');
 const UNKNOWN_COLLECTION = error('There is no Collection with this id.');
 const WRONG_METHOD = error('The path exists but not for this method; the Allow header lists those it accepts.');
+const GEOMETRY_BUSY = error('An intersects search waited too long for the geometry thread, or took too long there; Retry-After says when to try again.');
+/** The limits every search states, beside its parameters' own. */
+const SEARCH_LIMITS = 'A search over a limit (each parameter and body field states its own: terms, words and characters of q, positions, parts and rings of intersects, how many ids, collections and sort keys) is a 400 whose description names the limit.';
 
 /**
  * The STAC API routes, keyed by operationId. Declarations only: `server/stac.ts` attaches the handlers; the
@@ -84,19 +88,20 @@ export const STAC_ROUTES = {
   }),
   getStacSearch: defineRoute({
     id: 'getStacSearch', method: 'GET', path: '/stac/api/search', tag: TAG, summary: 'Search Items',
-    description: `Items (latest versions) across Collections that match every filter given, one page at a time. Without q or sortby, in catalog order; with q, best match first. An intersects longer than ${MAX_STAC_BODY_BYTES} characters, or of more than ${MAX_INTERSECTS_POSITIONS} positions, or that GEOS calls invalid, is a 400; send geometries too long for a URL with POST.`,
+    description: `Items (latest versions) across Collections that match every filter given, one page at a time. Without q or sortby, in catalog order; with q, best match first. An intersects longer than ${MAX_STAC_BODY_BYTES} characters, or that GEOS calls invalid, is a 400; send geometries too long for a URL with POST. ${SEARCH_LIMITS}`,
     query: SEARCH_QUERY, headers: CONDITIONAL_HEADERS, refineQuery: refineSearch,
-    responses: { 200: body(StacItemCollectionSchema, 'A page of Items.', STAC_API_TYPES.geojson), 304: NOT_MODIFIED, 400: BAD_PARAMETER, 405: WRONG_METHOD },
+    responses: { 200: body(StacItemCollectionSchema, 'A page of Items.', STAC_API_TYPES.geojson), 304: NOT_MODIFIED, 400: BAD_PARAMETER, 405: WRONG_METHOD, 503: GEOMETRY_BUSY },
   }),
   postStacSearch: defineRoute({
     id: 'postStacSearch', method: 'POST', path: '/stac/api/search', tag: TAG, summary: 'Search Items (JSON body)',
-    description: `The search of GET /stac/api/search with a JSON body, for geometries too long for a URL. The next link is a POST link whose body (the token) is merged into the previous body. A body over ${MAX_STAC_BODY_BYTES} bytes is refused with 413 before it is read; a geometry with too many positions gets 400.`,
+    description: `The search of GET /stac/api/search with a JSON body, for geometries too long for a URL. The next link is a POST link whose body (the token) is merged into the previous body. A body over ${MAX_STAC_BODY_BYTES} bytes is refused with 413 before it is read, and one that nests arrays and objects more than ${MAX_JSON_DEPTH} deep with 400 before it is parsed. ${SEARCH_LIMITS}`,
     body: StacSearchBodySchema,
     responses: {
       200: body(StacItemCollectionSchema, 'A page of Items.', STAC_API_TYPES.geojson),
-      400: error('The body is not JSON, or a field is malformed; the description names it.'),
+      400: error('The body is not JSON, nests too deep, or a field is malformed or over its limit; the description names it and the limit.'),
       405: WRONG_METHOD,
       413: error(`The body is larger than ${MAX_STAC_BODY_BYTES} bytes.`),
+      503: GEOMETRY_BUSY,
     },
   }),
 };

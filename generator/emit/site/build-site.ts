@@ -3,7 +3,10 @@ import type { CatalogIndex } from '../../../core/catalog-index.ts';
 import { createRenderContext } from '../../../core/render/answer.ts';
 import type { TreeFile } from '../../../core/static-files.ts';
 import type { SiteScopes } from '../render-tree.ts';
+import { MAP_PICTURE_FILE } from '../../../src/map-picture-size.ts';
+import { readFileMapFacts } from '../../../src/file-map.ts';
 import { compileSite } from './compile-site.ts';
+import { drawMapPicture, readBasemap, type Basemap } from './map-picture.ts';
 import { contentTypeOf } from './content-types.ts';
 import { buildSearchIndex, digestSearchRecords } from './search-index.ts';
 import { listSearchRecords, renderDatasetList, renderQuerySources } from './site-data.ts';
@@ -22,6 +25,11 @@ export interface SiteBuild {
 export interface PrepareSiteOptions extends SitePageSettings {
   /** The repository root: where `src/` and `public/` are. */
   root: string;
+  /**
+   * The local data folder, where the build's PMTiles twins are: a file page's map picture draws the features of its
+   * twin from there. Without it, pictures show the extent alone.
+   */
+  dataDir?: string;
   log?: (line: string) => void;
 }
 
@@ -36,9 +44,10 @@ export async function prepareSite(index: CatalogIndex, options: PrepareSiteOptio
   let count = 0;
   let reported = performance.now();
   // Pages are listed only when rendered, so a large catalog never holds every page's documents at once.
-  const render = (list: () => PageJob[]) => async () => {
+  const render = (list: () => PageJob[]) => () => renderJobs(list());
+  const renderJobs = async (jobs: PageJob[]) => {
     const files: TreeFile[] = [];
-    for (const job of list()) {
+    for (const job of jobs) {
       files.push({ key: job.key, body: encoder.encode(await compiled.renderer.render(job.page)), type: HTML });
       count += 1;
       if (options.log && performance.now() - reported > 2000) {
@@ -55,7 +64,29 @@ export async function prepareSite(index: CatalogIndex, options: PrepareSiteOptio
     assets: { inputs: compiled.fingerprint, extras: () => ({ files: [], later: compiled.readAssets }) },
     global: () => ({ files: [renderDatasetList(index)], later: render(() => listGlobalPages(context, settings)) }),
     collection: (entry) => ({ files: [], later: render(() => listCollectionPages(context, entry)) }),
-    dataset: (collection, dataset) => ({ files: [renderQuerySources(index, collection, dataset)], later: render(() => listDatasetPages(context, collection, dataset, settings)) }),
+    dataset: (collection, dataset) => ({
+      files: [renderQuerySources(index, collection, dataset)],
+      later: async () => {
+        const jobs = listDatasetPages(context, collection, dataset, settings);
+        return [...(await renderJobs(jobs)), ...(await drawPictures(jobs))];
+      },
+    }),
+  };
+  // Each file page's map picture, beside its index.html; the basemap is read once, on the first.
+  let basemap: Promise<Basemap> | undefined;
+  const drawPictures = async (jobs: PageJob[]) => {
+    const files: TreeFile[] = [];
+    for (const job of jobs) {
+      if (job.page.view !== 'file') continue;
+      const facts = readFileMapFacts(job.page.props.file, job.page.props.schema);
+      if (!facts.showMap) continue;
+      basemap ??= readBasemap(join(options.root, 'public', 'basemap'));
+      const local = options.dataDir && facts.tilesPath && facts.tilesUrl?.startsWith(`${index.settings.storageBaseUrl}/`) ? join(options.dataDir, facts.tilesPath) : null;
+      const body = await drawMapPicture({ bounds: facts.bounds, archivePath: local }, await basemap);
+      const key = job.key.replace(/index\.html$/, MAP_PICTURE_FILE);
+      files.push({ key, body: encoder.encode(body), type: contentTypeOf(key) });
+    }
+    return files;
   };
   const fingerprint = `${compiled.fingerprint}:${settings.queryOrigin}:${settings.browserSqlLimitBytes}`;
   return { scopes, fingerprint, rendered: () => count };

@@ -1,6 +1,6 @@
 /**
  * The SQL editor: the page's plain <textarea> works at once; CodeMirror (SQL highlighting, completion of
- * aliases and columns) replaces it when its chunk has loaded, and the textarea stays if it fails to.
+ * aliases and columns) replaces it once a person comes to the editor, and the textarea stays if it fails to load.
  */
 import type { ConsoleSource } from './source-catalog.ts';
 
@@ -32,22 +32,37 @@ export interface SqlEditorOptions {
 }
 
 /**
- * Wraps the page's textarea now and upgrades it to CodeMirror in the background.
+ * Wraps the page's textarea now and upgrades it to CodeMirror when a person comes to it: the pointer over it, or
+ * focus (a click, Tab, or the console focusing it). Loading CodeMirror with the page held its main thread for
+ * seconds on a phone-class CPU (Lighthouse counted most of the console's 5 s of blocking time there), and a person
+ * reading a shared query needs none of it: the textarea shows the SQL, runs it with Ctrl+Enter and keeps the link's
+ * SQL, and CodeMirror starts from what it holds.
  * @example const editor = createSqlEditor(textarea, { onRun: run }); editor.setValue('SELECT 1');
  */
 export function createSqlEditor(textarea: HTMLTextAreaElement, options: SqlEditorOptions): SqlEditor {
   let current: SqlEditor = createTextareaEditor(textarea, options);
   let sources: readonly ConsoleSource[] = [];
   let marked: SqlRange | null = null;
+  let upgrading = false;
 
-  import('./codemirror-editor.ts')
-    .then(({ createCodeMirrorEditor }) => {
-      const upgraded = createCodeMirrorEditor(textarea, options);
-      upgraded.setSources(sources);
-      upgraded.mark(marked);
-      current = upgraded;
-    })
-    .catch((error: unknown) => console.warn('The SQL editor stays a plain text box:', error));
+  const upgrade = () => {
+    if (upgrading) return;
+    upgrading = true;
+    import('./codemirror-editor.ts')
+      .then(({ createCodeMirrorEditor }) => {
+        const focused = document.activeElement === textarea;
+        const selection = { from: textarea.selectionStart, to: textarea.selectionEnd };
+        const upgraded = createCodeMirrorEditor(textarea, options);
+        upgraded.setSources(sources);
+        upgraded.mark(marked);
+        current = upgraded;
+        // The caret stays where the person put it in the textarea.
+        if (focused) upgraded.reveal(selection);
+      })
+      .catch((error: unknown) => console.warn('The SQL editor stays a plain text box:', error));
+  };
+  textarea.addEventListener('focus', upgrade, { once: true });
+  textarea.addEventListener('pointerenter', upgrade, { once: true });
 
   return {
     value: () => current.value(),

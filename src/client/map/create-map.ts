@@ -24,6 +24,17 @@ const POINT_ZOOM = 9;
 /** Fitting a tiny box never zooms past this, so a few metres of extent still show where they are. */
 const MAX_FIT_ZOOM = 14;
 const EASE_MS = 400;
+/** MapLibre draws the world 512 pixels wide at zoom 0. */
+const WORLD_PIXELS = 512;
+
+/**
+ * The lowest zoom at which one copy of the world is as wide as the map: zoomed out further, a near-global layer
+ * showed three small worlds side by side. It is the map's minimum zoom, so fitting bounds taller than the map
+ * frames them across its whole width instead.
+ */
+export function worldFillZoom(width: number): number {
+  return Math.max(0, Math.log2(Math.max(1, width) / WORLD_PIXELS));
+}
 
 export interface MapViewOptions {
   /** Accessible name of the map region (aria-label), e.g. "Map of the file's extent". */
@@ -106,8 +117,8 @@ function removeQueryResult(map: MapLibreMap): void {
 
 /**
  * Creates a map in `container` and resolves once its style and basemap are
- * loaded. The container gets `data-map-ready="true"` then, and
- * `data-rendered-features` after every idle (the count of drawn data features).
+ * loaded. The container gets `data-map-ready="true"` then, and after every idle
+ * `data-rendered-features` (the count of drawn data features) and `data-zoom`.
  *
  * @example
  * const view = await createMapView(element, { label: "Map of the file's extent", bounds: [170, -20, -170, 10] });
@@ -118,6 +129,7 @@ export async function createMapView(container: HTMLElement, options: MapViewOpti
   const pageUrl = () => document.baseURI;
   let tileAuth: TileAuth | null = null;
   container.classList.add('map-view');
+  const crosses = isValidBounds(options.bounds) && options.bounds[0] > options.bounds[2];
   const map = new maplibre.Map({
     container,
     style: createMapStyle(new URL(options.basemapUrl ?? DEFAULT_BASEMAP_URL, pageUrl()).href),
@@ -133,12 +145,17 @@ export async function createMapView(container: HTMLElement, options: MapViewOpti
     // Page scroll and one-finger swipes keep scrolling the page; Ctrl+wheel and two fingers move the map.
     cooperativeGestures: true,
     fadeDuration: 0,
+    minZoom: worldFillZoom(container.clientWidth),
+    // A copy of the world beside the first is needed only to show a layer across the antimeridian whole.
+    renderWorldCopies: crosses || !options.bounds,
   });
+  map.on('resize', () => map.setMinZoom(worldFillZoom(container.clientWidth)));
   map.keyboard.disableRotation();
   map.touchZoomRotate.disableRotation();
   map.addControl(new maplibre.NavigationControl({ showCompass: false }), 'top-right');
   map.on('idle', () => {
     container.dataset['renderedFeatures'] = String(countRenderedFeatures(map));
+    container.dataset['zoom'] = map.getZoom().toFixed(3);
   });
   frameBounds(map, options.bounds, false);
   await new Promise<void>((resolve) => map.once('load', () => resolve()));
@@ -204,6 +221,7 @@ export async function createMapView(container: HTMLElement, options: MapViewOpti
       map.remove();
       delete container.dataset['mapReady'];
       delete container.dataset['renderedFeatures'];
+      delete container.dataset['zoom'];
     },
   };
 }

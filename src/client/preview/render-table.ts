@@ -1,54 +1,51 @@
-import type { Table } from 'apache-arrow';
-import type { Geometry } from '../../../core/geo/wkb.ts';
-import { describeColumnType, formatCell, type CellText } from './format-cell.ts';
-import { describeGeometryBounds, summarizeGeometry } from './geometry-summary.ts';
+import type { CellText } from './format-cell.ts';
 
-/** What the table shows besides the Arrow rows: its caption and the decoded geometry column. */
-export interface PreviewTableOptions {
-  caption: string;
-  /** The WKB column whose cells show a geometry summary instead of bytes. */
-  geometryColumn: string | null;
-  /** The decoded geometries of that column, one per row (null: a null value or unreadable bytes). */
-  geometries: (Geometry | null)[] | null;
+/** One column heading: the column's name and its Arrow type, short, with the full spelling when cut. */
+export interface PreviewColumnHeading {
+  name: string;
+  type: string;
+  typeTitle?: string;
 }
 
 /**
- * Replaces `container`'s content with a real `<table>` of every row and column of `table`: a caption,
- * one `<th scope="col">` per column naming it and its Arrow type, and a row-number `<th scope="row">`.
- * Numbers are marked for right alignment, nulls as a muted "null", long text is cut with the whole value
- * in a title, the geometry column reads as a WKT-like summary and bounding-box structs compactly.
+ * The previewed rows as plain text, ready for the page: made in the preview's worker (which holds apache-arrow and
+ * parquet-wasm) and posted to the page, which only builds the `<table>`.
  */
-export function renderPreviewTable(container: HTMLElement, table: Table, options: PreviewTableOptions): void {
-  const fields = table.schema.fields;
-  const columns = fields.map((_, index) => table.getChildAt(index));
+export interface PreviewTableModel {
+  caption: string;
+  columns: PreviewColumnHeading[];
+  /** One list of cells per row, in column order. */
+  rows: CellText[][];
+}
+
+/**
+ * Replaces `container`'s content with a real `<table>` of the model: a caption, one `<th scope="col">` per column
+ * naming it and its type, and a row-number `<th scope="row">`.
+ */
+export function renderPreviewTable(container: HTMLElement, model: PreviewTableModel): void {
   const element = document.createElement('table');
   element.className = 'preview-rows';
-  element.createCaption().textContent = options.caption;
+  element.createCaption().textContent = model.caption;
   const header = element.createTHead().insertRow();
   header.append(createHeaderCell('#', 'Row number', 'preview-index'));
-  for (const field of fields) {
-    const cell = createHeaderCell(field.name, null, null);
-    const type = describeColumnType(field, field.name === options.geometryColumn);
+  for (const column of model.columns) {
+    const cell = createHeaderCell(column.name, null, null);
     const typeLine = document.createElement('span');
     typeLine.className = 'preview-type';
-    typeLine.textContent = type.text;
-    if (type.title) typeLine.title = type.title;
+    typeLine.textContent = column.type;
+    if (column.typeTitle) typeLine.title = column.typeTitle;
     cell.append(typeLine);
     header.append(cell);
   }
   const body = element.createTBody();
-  for (let row = 0; row < table.numRows; row++) {
+  model.rows.forEach((cells, row) => {
     const line = body.insertRow();
     const number = document.createElement('th');
     number.scope = 'row';
     number.textContent = String(row + 1);
     line.append(number);
-    fields.forEach((field, index) => {
-      const value: unknown = columns[index]?.get(row);
-      const text = field.name === options.geometryColumn ? formatGeometryCell(value, options.geometries?.[row] ?? null) : formatCell(value, field);
-      appendCell(line, text);
-    });
-  }
+    for (const text of cells) appendCell(line, text);
+  });
   container.replaceChildren(element);
   // The table scrolls inside its container, so keyboard users must be able to focus it to scroll.
   container.tabIndex = 0;
@@ -64,12 +61,6 @@ function createHeaderCell(name: string, title: string | null, className: string 
   label.textContent = name;
   cell.append(label);
   return cell;
-}
-
-function formatGeometryCell(value: unknown, geometry: Geometry | null): CellText {
-  if (value === null || value === undefined) return { text: 'null', kind: 'null' };
-  if (!geometry) return { text: 'unreadable WKB', title: 'These bytes are not well-known binary geometry.', kind: 'geometry' };
-  return { text: summarizeGeometry(geometry), title: describeGeometryBounds(geometry), kind: 'geometry' };
 }
 
 function appendCell(line: HTMLTableRowElement, text: CellText): void {
