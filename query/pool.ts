@@ -96,7 +96,7 @@ const START_LIMIT_MS = 30_000;
  * interrupted, and its worker killed and replaced if it does not stop within the grace period; a worker over
  * its memory cap is killed and replaced. A worker that dies by itself is replaced too, and its task answered by
  * the cause (`describeDeath`): stopped from outside, 503 `query_worker_lost`; crashed, 422 `query_failed`.
- * Workers start with `start()` (the server calls it when it listens) or on the first task; a task's clock does
+ * Workers start with `start()` (the server awaits it before it listens) or on the first task; a task's clock does
  * not run while it waits for them to start, so the first query is as fast as the next.
  */
 export class QueryPool {
@@ -193,7 +193,7 @@ export class QueryPool {
     member.timer = setTimeout(() => this.#expireWaiting(member), timeoutMs - Math.min(member.expected, timeoutMs / 2));
   }
 
-  /** Starts the workers if they are not (the server calls it as it starts listening). */
+  /** Starts the workers if they are not (the server does before it listens: server/listen.ts). */
   start(): void {
     if (this.#closed || this.#slots.length > 0) return;
     for (let index = 0; index < this.#options.workers + this.#options.spareWorkers; index++) this.#slots.push(this.#spawn());
