@@ -90,12 +90,13 @@ const START_LIMIT_MS = 30_000;
  * addresses) take turns at the workers: a free worker takes the oldest task of the client running the fewest
  * (`pickFairly`), so one client's burst delays its own tasks, not the others'. Admission is by expected wait: a
  * task is accepted while the work a fair turn puts ahead of it (`fairAhead`) plus its own run fits its deadline,
- * and answered 503 the moment its wait runs out; a client may have at most `clientQueue` tasks waiting. Tasks that run long move to spare workers, so short ones
- * keep flowing; queued tiles of one query are coalesced into one worker task. A task past its deadline is
+ * and answered 503 the moment its wait runs out; a client may have at most `clientQueue` tasks waiting. Tasks
+ * that run long move to spare workers, so short ones keep flowing; queued tiles of one query are coalesced into
+ * one worker task. A task past its deadline is
  * interrupted, and its worker killed and replaced if it does not stop within the grace period; a worker over
  * its memory cap is killed and replaced. A worker that dies by itself is replaced too, and its task answered by
  * the cause (`describeDeath`): stopped from outside, 503 `query_worker_lost`; crashed, 422 `query_failed`.
- * Workers start with `start()` (the server calls it when it listens) or on the first task; a task's clock does
+ * Workers start with `start()` (the server awaits it before it listens) or on the first task; a task's clock does
  * not run while it waits for them to start, so the first query is as fast as the next.
  */
 export class QueryPool {
@@ -192,7 +193,7 @@ export class QueryPool {
     member.timer = setTimeout(() => this.#expireWaiting(member), timeoutMs - Math.min(member.expected, timeoutMs / 2));
   }
 
-  /** Starts the workers if they are not (the server calls it as it starts listening). */
+  /** Starts the workers if they are not (the server does before it listens: server/listen.ts). */
   start(): void {
     if (this.#closed || this.#slots.length > 0) return;
     for (let index = 0; index < this.#options.workers + this.#options.spareWorkers; index++) this.#slots.push(this.#spawn());

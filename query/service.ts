@@ -102,7 +102,7 @@ export interface QueryService {
    */
   features: (file: FeatureFile, read: FeatureRead, client?: string) => Promise<FeaturesValue>;
   /**
-   * Starts the workers and the SQL parser ahead of the first query (the server calls it as it starts listening);
+   * Starts the workers and the SQL parser ahead of the first query (the server awaits it before it listens);
    * resolves once the workers can take tasks. A query sent before then waits without its deadline running.
    */
   start: () => Promise<void>;

@@ -252,7 +252,8 @@ describe('routes', () => {
 
   it('declare the token query parameter of bounds in the OpenAPI document, beside the header it stands in for', async () => {
     const document = await (await server.fetch(new Request('http://localhost/api/openapi'))).json() as { paths: Record<string, Record<string, { parameters: { name: string; in: string; required?: boolean }[] }>> };
-    const parameters = (path: string, method: string) => document.paths[path]![method]!.parameters.filter((parameter) => /token/i.test(parameter.name)).map(({ name, in: where, required }) => [name, where, required === true]);
+    const parameters = (path: string, method: string) => document.paths[path]![method]!.parameters.filter((parameter) => /token/i.test(parameter.name))
+      .map(({ name, in: where, required }) => [name, where, required === true]).sort((a, b) => String(a[1]).localeCompare(String(b[1])));
     expect(parameters('/api/queries/{query_id}/bounds', 'get')).toEqual([['X-Service-Query-Token', 'header', false], ['token', 'query', false]]);
     expect(parameters('/api/queries/{query_id}/tiles/{z}/{x}/{y}.mvt', 'get')).toEqual(parameters('/api/queries/{query_id}/bounds', 'get'));
     expect(parameters('/api/queries/{query_id}/pages', 'post')).toEqual([['X-Service-Query-Token', 'header', true]]);

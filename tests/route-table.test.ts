@@ -49,6 +49,7 @@ describe('the route table', () => {
   it('names the token header and parameter that map_configuration tells map clients to use', () => {
     expect(MapConfigurationSchema.shape.token_header.value).toBe(QUERY_TOKEN_HEADER);
     expect(Object.keys(QUERY_ROUTES.getQueryTile.query!)).toEqual([MapConfigurationSchema.shape.token_query_parameter.value]);
+    expect(Object.keys(QUERY_ROUTES.getQueryBounds.query!)).toEqual([MapConfigurationSchema.shape.token_query_parameter.value]);
   });
 });
 
@@ -76,9 +77,11 @@ describe('query route declarations', () => {
     if (!result.ok) expect(result.name).toBe(name);
   });
 
-  it('read the token header case-insensitively, and require it where the contract does', () => {
-    expect(QUERY_ROUTES.getQueryBounds.parseHeaders(new Headers({ 'x-service-query-token': 't' }))).toEqual({ ok: true, value: { [QUERY_TOKEN_HEADER]: 't' } });
-    expect(QUERY_ROUTES.getQueryBounds.parseHeaders(new Headers())).toMatchObject({ ok: false, name: QUERY_TOKEN_HEADER });
+  it('read the token header case-insensitively, require it on pages, and leave it to the token parameter on GET routes', () => {
+    expect(QUERY_ROUTES.getQueryPage.parseHeaders(new Headers({ 'x-service-query-token': 't' }))).toEqual({ ok: true, value: { [QUERY_TOKEN_HEADER]: 't' } });
+    expect(QUERY_ROUTES.getQueryPage.parseHeaders(new Headers())).toMatchObject({ ok: false, name: QUERY_TOKEN_HEADER });
+    expect(QUERY_ROUTES.getQueryBounds.parseHeaders(new Headers({ 'X-Service-Query-Token': 't' }))).toEqual({ ok: true, value: { [QUERY_TOKEN_HEADER]: 't' } });
+    expect(QUERY_ROUTES.getQueryBounds.parseHeaders(new Headers())).toEqual({ ok: true, value: {} });
     expect(QUERY_ROUTES.getQueryTile.parseHeaders(new Headers())).toEqual({ ok: true, value: {} });
   });
 

@@ -85,7 +85,14 @@ async function waitFor(check: () => boolean, limitMs: number): Promise<number> {
 }
 
 /** A GET over a raw socket whose reader can stop and go on; the body bytes are counted, not kept. */
-function openDownload(path: string): Promise<{ status: number; contentLength: number; stop: () => void; readToEnd: (pauseEveryBytes?: number, pauseMs?: number) => Promise<number> }> {
+function openDownload(path: string): Promise<{
+  status: number;
+  contentLength: number;
+  stop: () => void;
+  readToEnd: (pauseEveryBytes?: number, pauseMs?: number) => Promise<number>;
+  /** Hangs up, so that a failed case leaves nothing open for the next. */
+  hangUp: () => void;
+}> {
   const { hostname, port } = new URL(server.origin);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname);
@@ -108,6 +115,7 @@ function openDownload(path: string): Promise<{ status: number; contentLength: nu
         status,
         contentLength,
         stop: () => socket.pause(),
+        hangUp: () => socket.destroy(),
         readToEnd: (pauseEveryBytes = Infinity, pauseMs = 0) => {
           let sincePause = 0;
           socket.on('data', (data: Buffer) => {
@@ -133,15 +141,19 @@ describe.each(Object.keys(targets) as (keyof typeof targets)[])('a %s download',
   it(`whose client reads the headers and then nothing is cut within ${IDLE_MS} ms plus a margin, and its file let go`, async () => {
     const download = await openDownload(targets[name]);
     download.stop();
-    expect(download.status).toBe(200);
-    const held = () => openFiles(server.pid).some(holdsFile[name]);
-    // The file is open while the response streams (the test would prove nothing otherwise).
-    expect(await waitFor(held, 5000)).toBeLessThan(Infinity);
-    const released = await waitFor(() => !held(), IDLE_MS + MARGIN_MS);
-    expect(released, `the server still holds ${name}'s file ${IDLE_MS + MARGIN_MS} ms after its client stopped reading`).toBeLessThan(IDLE_MS + MARGIN_MS);
-    const received = await download.readToEnd();
-    expect(received).toBeLessThan(download.contentLength);
-    expect(server.alive()).toBe(true);
+    try {
+      expect(download.status).toBe(200);
+      const held = () => openFiles(server.pid).some(holdsFile[name]);
+      // The file is open while the response streams (the test would prove nothing otherwise).
+      expect(await waitFor(held, 5000)).toBeLessThan(Infinity);
+      const released = await waitFor(() => !held(), IDLE_MS + MARGIN_MS);
+      expect(released, `the server still holds ${name}'s file ${IDLE_MS + MARGIN_MS} ms after its client stopped reading`).toBeLessThan(IDLE_MS + MARGIN_MS);
+      const received = await download.readToEnd();
+      expect(received).toBeLessThan(download.contentLength);
+      expect(server.alive()).toBe(true);
+    } finally {
+      download.hangUp();
+    }
   });
 
   it('is sent whole to a client that reads in bursts, pausing for less than the timeout, for longer than the timeout in all', async () => {
