@@ -42,6 +42,7 @@ export const QUERY_ERRORS = {
     hint: 'Compare the request with the QueryRequest and QueryPageRequest schemas in /api/openapi.',
   }),
   body_too_large: define({ status: 400, message: (limit: number) => `The request body is larger than ${limit} bytes.`, hint: 'Shorten the SQL or send fewer sources.' }),
+  body_too_deep: define({ status: 400, message: (detail: string) => `The request body ${detail}.`, hint: 'A QueryRequest nests two levels deep: send the object its schema in /api/openapi describes.' }),
   source_not_found: define({
     status: 400,
     message: (where: string, missing: string) => `${where}: ${missing}.`,

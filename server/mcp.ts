@@ -1,5 +1,6 @@
 import type { H3 } from 'h3';
 import { FastResponse } from 'srvx';
+import { findJsonDepthProblem } from '../core/json-depth.ts';
 import { z } from 'zod';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
@@ -97,6 +98,9 @@ export async function answerMcpRequest(request: Request, dependencies: McpDepend
     return jsonRpcError(400, -32700, 'Parse error: the request body could not be read.');
   }
   if (body.tooLarge) return jsonRpcError(413, -32000, requestBodyTooLargeMessage(MCP_MAX_BODY_BYTES));
+  // JSON.parse's time grows with nesting (server/body.ts): a body nested past any tool's arguments is refused unparsed.
+  const deep = findJsonDepthProblem(body.text);
+  if (deep) return jsonRpcError(400, INVALID_REQUEST, `Invalid Request: the body ${deep}.`);
   if (isJsonArray(body.text)) {
     return jsonRpcError(400, INVALID_REQUEST, 'Invalid Request: JSON-RPC batches are not supported; send one message per request (MCP 2025-11-25 has no batches).');
   }

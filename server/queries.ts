@@ -110,7 +110,9 @@ function methodNotAllowed(allowed: string): never {
 
 /** Reads a JSON body of at most 64 KiB; a larger body, or one that is not JSON, is a QueryFailure. */
 function readQueryBody(event: H3Event): Promise<unknown> {
-  return readJsonBody(event.req, MAX_QUERY_BODY_BYTES, (why) => (why === 'too_large' ? queryFailure('body_too_large', MAX_QUERY_BODY_BYTES) : queryFailure('invalid_json')));
+  return readJsonBody(event.req, MAX_QUERY_BODY_BYTES, (why, detail) => (why === 'too_large'
+    ? queryFailure('body_too_large', MAX_QUERY_BODY_BYTES)
+    : why === 'too_deep' ? queryFailure('body_too_deep', detail) : queryFailure('invalid_json')));
 }
 
 function json(body: unknown, head = false): Response {

@@ -38,7 +38,7 @@ type Handler = (event: H3Event, context: RenderContext, path: Record<string, unk
  * /stac/api 404, and every failure is a `{code, description}` document, never problem+json.
  */
 export function registerStacRoutes(app: H3, snapshot: () => CatalogSnapshot, options: StacRouteOptions): void {
-  // Right after start rather than on the first search. A reloaded build's indexes are built on its first search.
+  // Right after start rather than on the first search; a reloaded build's indexes are built as it loads (server/app.ts).
   setImmediate(() => {
     try {
       warmStacSearch(snapshot().context.index);

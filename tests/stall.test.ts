@@ -49,7 +49,22 @@ describe('no single request stalls the server (issue 22)', () => {
     const body = `{"sql":${'['.repeat(depth)}${']'.repeat(depth)}}`;
     await expectNoStall(() => hostile.send('POST', `${server.origin}/api/queries`, { headers: JSON_HEADERS, body }), (answer) => {
       expect(answer.status).toBe(400);
+      expect(JSON.parse(answer.body.toString())).toMatchObject({ code: 'body_too_deep', message: expect.stringContaining('at most 32 levels') });
     });
+  });
+
+  it('answers health promptly while 256 KiB of nested arrays is posted to MCP, and refuses it', async () => {
+    const depth = 128 * 1024 - 64;
+    const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_tags","arguments":{"collection":${'['.repeat(depth)}${']'.repeat(depth)}}}}`;
+    let refused = 0;
+    // Past the client's MCP rate the answer is 429 before the body is read; the first ones meet the depth check.
+    await expectNoStall(() => hostile.send('POST', `${server.origin}/mcp`, { headers: MCP_HEADERS, body }), (answer) => {
+      expect([400, 429]).toContain(answer.status);
+      if (answer.status === 429) return;
+      expect(JSON.parse(answer.body.toString()).error.message).toContain('at most 32 levels');
+      refused++;
+    });
+    expect(refused).toBeGreaterThan(0);
   });
 
   it.each([

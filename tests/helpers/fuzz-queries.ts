@@ -61,18 +61,20 @@ export function fuzzQueryFollowUps(context: FuzzContext, options: FuzzRunOptions
     const id = idChoice === 'own' ? query.query_id : idChoice === 'other' ? other.query_id : encodeURIComponent(hostileId.toWellFormed());
     const header = { [QUERY_TOKEN_HEADER]: sent.replace(/[^\t\x20-\x7e]/g, '?') };
     // The token as the server reads it: a header value loses its surrounding spaces and tabs (RFC 9110 §5.5).
-    const received = kind === 'tile' && inQuery ? sent : header[QUERY_TOKEN_HEADER]!.replace(/^[\t ]+|[\t ]+$/g, '');
+    // Bounds and tiles take the token as a query parameter too, where it arrives as sent.
+    const received = kind !== 'page' && inQuery ? sent : header[QUERY_TOKEN_HEADER]!.replace(/^[\t ]+|[\t ]+$/g, '');
     const ownPair = context.queries.some((known) => known.query_id === id && sameBytes(received, known.query_token));
     const forged = !tokens.some((known) => sameBytes(received, known));
     if (kind === 'page') {
       const validRest = Number.isSafeInteger(page.offset) && (page.offset as number) >= 0 && Number.isSafeInteger(page.page_size) && (page.page_size as number) >= 1 && (page.page_size as number) <= 1000;
       return { kind, request: jsonPost(QUERY_ROUTES.getQueryPage.path.replace('{query_id}', id), page, header), ownPair, forged, validRest };
     }
-    if (kind === 'bounds') return { kind, request: { method: 'GET', target: QUERY_ROUTES.getQueryBounds.path.replace('{query_id}', id), headers: header }, ownPair, forged, validRest: true };
     const address = { query_id: id, z: String(z), x: String(x % 2 ** z), y: String(y % 2 ** z) };
-    const path = QUERY_ROUTES.getQueryTile.path.replace(/\{(\w+)\}/g, (_, name: keyof typeof address) => address[name]);
+    const path = kind === 'bounds'
+      ? QUERY_ROUTES.getQueryBounds.path.replace('{query_id}', id)
+      : QUERY_ROUTES.getQueryTile.path.replace(/\{(\w+)\}/g, (_, name: keyof typeof address) => address[name]);
     const target = inQuery ? `${path}?token=${encodeURIComponent(sent.toWellFormed())}` : path;
-    return { kind, request: { method: 'GET', target, headers: inQuery ? {} : header }, ownPair, forged, validRest: z <= MAX_TILE_ZOOM };
+    return { kind, request: { method: 'GET', target, headers: inQuery ? {} : header }, ownPair, forged, validRest: kind === 'bounds' || z <= MAX_TILE_ZOOM };
   });
   return checkRequests(context, 'query follow-ups', follow, (value) => value.request, (value, response) => {
     if (value.forged && response.status < 300) return [`a forged token was served (${response.status})`];
