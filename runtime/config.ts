@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { parseWithFriendlyErrors } from '../schemas/parse.ts';
@@ -83,7 +84,7 @@ export const SETTINGS = {
   queryClientQueue: {
     env: 'GEOSHELF_QUERY_CLIENT_QUEUE',
     default: '256',
-    help: 'Most tasks one client (remote address; an IPv6 /64) may have waiting for a worker; past it its tasks answer 503 with Retry-After, while other clients are still served. Clients take turns at the workers. Behind a proxy every client has the proxy\'s address: set it to GEOSHELF_QUERY_QUEUE there.',
+    help: 'Most tasks one client (remote address; an IPv6 /64) may have waiting for a worker; past it its tasks answer 503 with Retry-After, while other clients are still served. Clients take turns at the workers. Behind a proxy, list it in GEOSHELF_TRUSTED_PROXIES, or every client counts as the proxy.',
   },
   queryMemoryMb: { env: 'GEOSHELF_QUERY_MEMORY_MB', default: '1024', help: 'DuckDB memory limit of a query, in MiB; a worker using 512 MiB more than this is killed.' },
   queryThreads: { env: 'GEOSHELF_QUERY_THREADS', default: '2', help: 'DuckDB threads of a query.' },
@@ -105,6 +106,11 @@ export const SETTINGS = {
     default: '30000',
     help: 'A streamed response (a query download, a download-zip, a data file) whose client takes no bytes for this long, in milliseconds, is cut: its connection is closed and its open or temporary file released.',
   },
+  trustedProxies: {
+    env: 'GEOSHELF_TRUSTED_PROXIES',
+    default: '',
+    help: 'Comma-separated IP addresses of the proxies in front of the server (nginx, a load balancer) whose X-Forwarded-For it believes: a request from one counts as the client that header names (the nearest address that is not a trusted proxy) in the query pool\'s turns and the MCP rate. Empty trusts none: every client is its socket\'s address, so behind a proxy all clients share one. `npm run fleet` sets 127.0.0.1.',
+  },
   shutdownGraceMs: {
     env: 'GEOSHELF_SHUTDOWN_GRACE_MS',
     default: '10000',
@@ -113,7 +119,7 @@ export const SETTINGS = {
   mcpRate: {
     env: 'GEOSHELF_MCP_RATE',
     default: '20',
-    help: 'Requests per second each client (remote address) may send to /mcp, with bursts of twice as many; past it the answer is 429 with Retry-After. 0 turns the bound off.',
+    help: 'Requests per second each client (remote address, or behind a trusted proxy the one it names) may send to /mcp, with bursts of twice as many; past it the answer is 429 with Retry-After. 0 turns the bound off.',
   },
   siteQueryOrigin: {
     env: 'GEOSHELF_SITE_QUERY_ORIGIN',
@@ -160,6 +166,9 @@ const CONFIG_SCHEMA = z.object({
   tileMaxFeatures: z.coerce.number().int().min(1),
   tileCacheMb: z.coerce.number().int().min(0),
   sendIdleTimeoutMs: z.coerce.number().int().min(100),
+  trustedProxies: z.string()
+    .transform((value) => value.split(',').map((address) => address.trim()).filter(Boolean))
+    .refine((addresses) => addresses.every((address) => isIP(address) !== 0), 'must be comma-separated IP addresses, such as 127.0.0.1,::1'),
   shutdownGraceMs: z.coerce.number().int().min(0),
   mcpRate: z.coerce.number().min(0),
   siteQueryOrigin: optionalUrl,

@@ -254,6 +254,9 @@ async function planFleet(options: FleetOptions): Promise<FleetPlan> {
     [SETTINGS.baseUrl.env]: config.baseUrl,
     // One key for the whole run, rolling restarts included, so every token works on every replica.
     [SETTINGS.queryKeys.env]: config.queryKeys || `fleet:${randomBytes(32).toString('base64url')}`,
+    // nginx reaches the replicas from loopback and appends the address it saw to X-Forwarded-For: believing it there
+    // gives each real client its own turn in the query pool and its own MCP rate, not one for the whole proxy.
+    [SETTINGS.trustedProxies.env]: config.trustedProxies.length > 0 ? config.trustedProxies.join(',') : '127.0.0.1',
   };
   const probeHost = ['0.0.0.0', '::', 'localhost'].includes(config.host) ? '127.0.0.1' : host;
   return { options, env, baseUrl: config.baseUrl, listen: `${host}:${options.port}`, probeOrigin: `http://${probeHost}:${options.port}` };

@@ -10,6 +10,7 @@ import { answerDownloadZip, DOWNLOAD_ZIP_ROUTE } from './download-zip.ts';
 import { renderError } from './errors.ts';
 import { createQueryService, type QueryService } from '../query/service.ts';
 import { registerQueryRoutes } from './queries.ts';
+import { createClientMiddleware } from './client-address.ts';
 import { registerStacRoutes } from './stac.ts';
 import { warmStacSearch } from '../core/stac/search.ts';
 import { registerFeatureRoutes } from './features.ts';
@@ -79,6 +80,7 @@ export function createServer(options: AppOptions): GeoshelfServer {
     silent: true,
     onError: (error: HTTPError, event: H3Event) => renderError(error, event, snapshot.store.manifest.settings.base_url),
   });
+  app.use(createClientMiddleware(config.trustedProxies));
   // Preflights are answered before routing, so every route, the query routes included, allows cross-origin calls.
   app.use((event) => (event.req.method === 'OPTIONS' ? new FastResponse(null, { status: 204, headers: PREFLIGHT_HEADERS }) : undefined));
   const queries = createQueryService({

@@ -14,7 +14,7 @@ import type { FeatureFile, QueryService } from '../query/service.ts';
 import type { OgcException } from '../schemas/ogc.ts';
 import { CORS_HEADERS } from './headers.ts';
 import { respondComputed } from './responses.ts';
-import { queryClientOf } from './queries.ts';
+import { requestClientOf } from './client-address.ts';
 
 /** What the /features routes read: the build in force and the query engine. */
 export interface FeatureRouteOptions {
@@ -79,12 +79,12 @@ export function registerFeatureRoutes(app: H3, options: FeatureRouteOptions): vo
     },
     getFeatureCollection: async (event, path) => answer(event, renderCollection(catalog().baseUrl, layerOf(path))),
     getFeatureQueryables: async (event, path) => answer(event, renderQueryables(catalog().baseUrl, layerOf(path)), OGC_TYPES.schema),
-    getFeatures: async (event, path) => answerBytes(event, await readItems(layerOf(path), event.url.searchParams, queryClientOf(event)), OGC_TYPES.geojson),
+    getFeatures: async (event, path) => answerBytes(event, await readItems(layerOf(path), event.url.searchParams, requestClientOf(event)), OGC_TYPES.geojson),
     getFeature: async (event, path) => {
       const layer = layerOf(path);
       const id = Number(path.featureId);
       const known = layer.source.metadata?.feature_count;
-      const found = typeof known === 'number' && id >= known ? undefined : await queries.features(fileOf(layer), { mode: 'one', id }, queryClientOf(event));
+      const found = typeof known === 'number' && id >= known ? undefined : await queries.features(fileOf(layer), { mode: 'one', id }, requestClientOf(event));
       if (!found || found.ids.length === 0) throw notFound(`Collection "${layer.id}" has no feature ${id}; ids are row positions from 0.`);
       return answerBytes(event, writeFeature(catalog().baseUrl, layer, id, found.featuresJson), OGC_TYPES.geojson);
     },

@@ -1,5 +1,4 @@
-import { getRequestIP, type H3, type H3Event } from 'h3';
-import { clientKeyOf } from '../query/admission.ts';
+import type { H3, H3Event } from 'h3';
 import { FastResponse } from 'srvx';
 import { describeQueryError, queryFailure } from '../query/errors.ts';
 import { serializeQueryResult } from '../query/page.ts';
@@ -8,6 +7,7 @@ import { MAX_TILE_ZOOM } from '../core/geo/mvt.ts';
 import type { QueryService, QueryTile } from '../query/service.ts';
 import { QUERY_ROUTES, QUERY_TOKEN_HEADER, TILE_CONTENT_TYPE, type DownloadFormat } from '../core/api/catalog/routes.ts';
 import { readJsonBody } from './body.ts';
+import { requestClientOf } from './client-address.ts';
 import { queryHttpError } from './errors.ts';
 import { CORS_HEADERS } from './headers.ts';
 import { prefersArrow, respondArrowPage, respondDownload } from './query-formats.ts';
@@ -45,22 +45,22 @@ export function registerQueryRoutes(app: H3, service: QueryService, options: Que
   const handlers: Record<QueryRouteId, Handler> = {
     // An Accept that prefers Arrow gets the page as an Arrow IPC stream (server/query-formats.ts); JSON otherwise.
     createQuery: async (event) => (prefersArrow(event.req.headers.get('accept'))
-      ? respondArrowPage(await service.runArrow(await readQueryBody(event), queryClientOf(event)))
-      : jsonBytes(serializeQueryResult(await service.run(await readQueryBody(event), queryClientOf(event))))),
+      ? respondArrowPage(await service.runArrow(await readQueryBody(event), requestClientOf(event)))
+      : jsonBytes(serializeQueryResult(await service.run(await readQueryBody(event), requestClientOf(event))))),
     getQueryPage: async (event, { query_id }) => (prefersArrow(event.req.headers.get('accept'))
-      ? respondArrowPage(await service.pageArrow(String(query_id), token(event), await readQueryBody(event), queryClientOf(event)))
-      : jsonBytes(serializeQueryResult(await service.page(String(query_id), token(event), await readQueryBody(event), queryClientOf(event))))),
+      ? respondArrowPage(await service.pageArrow(String(query_id), token(event), await readQueryBody(event), requestClientOf(event)))
+      : jsonBytes(serializeQueryResult(await service.page(String(query_id), token(event), await readQueryBody(event), requestClientOf(event))))),
     getQueryBounds: async (event, { query_id }) => {
-      const bounds = await service.bounds(String(query_id), tokenOf(event, QUERY_ROUTES.getQueryBounds), queryClientOf(event));
+      const bounds = await service.bounds(String(query_id), tokenOf(event, QUERY_ROUTES.getQueryBounds), requestClientOf(event));
       return json(bounds, event.req.method === 'HEAD');
     },
     getQueryTile: async (event, { query_id, z, x, y }) => {
       const address = { z: Number(z), x: Number(x), y: Number(y) };
-      const tile = await service.tile(String(query_id), tokenOf(event, QUERY_ROUTES.getQueryTile), address, queryClientOf(event));
+      const tile = await service.tile(String(query_id), tokenOf(event, QUERY_ROUTES.getQueryTile), address, requestClientOf(event));
       return respondTile(event.req, tile, options.tileMaxAge);
     },
     getQueryDownload: async (event, { query_id, format }) => {
-      const file = await service.download(String(query_id), tokenOf(event, QUERY_ROUTES.getQueryDownload), format as DownloadFormat, queryClientOf(event));
+      const file = await service.download(String(query_id), tokenOf(event, QUERY_ROUTES.getQueryDownload), format as DownloadFormat, requestClientOf(event));
       return respondDownload(event.req, String(query_id), format as DownloadFormat, file, options.sendIdleTimeoutMs);
     },
   };
@@ -78,16 +78,6 @@ export function registerQueryRoutes(app: H3, service: QueryService, options: Que
   app.all('/api/queries/**', () => {
     throw queryFailure('not_found');
   });
-}
-
-/**
- * The client a request counts as in the query pool (query/pool.ts): the socket's remote address, an IPv6 one by
- * its /64. No X-Forwarded-For is trusted, as for the MCP rate bound: a client could name itself anything there.
- * Requests with no socket (app.fetch) are one client.
- */
-export function queryClientOf(event: H3Event): string | undefined {
-  const address = getRequestIP(event);
-  return address === undefined ? undefined : clientKeyOf(address);
 }
 
 /**
