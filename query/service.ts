@@ -64,6 +64,16 @@ export interface QueryTile {
   etag: string;
 }
 
+/** How a surface wants its JSON pages. */
+export interface PageOptions {
+  /**
+   * A tighter cap than GEOSHELF_QUERY_MAX_RESPONSE_BYTES on the JSON of a page's rows: a page is cut there (with
+   * `response_truncated` and a `next_offset`), as at the setting. MCP uses it, since its SDK validates and writes
+   * every row again on the event loop.
+   */
+  maxResponseBytes?: number;
+}
+
 /** A stored GeoParquet file that features are read from. */
 export interface FeatureFile {
   /** Names the file in run-time estimates (an OGC collection id). */
@@ -77,15 +87,15 @@ export interface FeatureFile {
 
 /**
  * The query engine, apart from any surface: every method resolves to a response document or throws a QueryFailure.
- * Each method that runs work takes the `client` it runs for (a remote address, see server/queries.ts `queryClientOf`):
+ * Each method that runs work takes the `client` it runs for (a remote address, see server/client-address.ts `requestClientOf`):
  * clients take turns at the workers and each may have only so many tasks waiting (query/pool.ts). Calls without one
  * share one turn.
  */
 export interface QueryService {
   /** Runs a query (the body of `POST /api/queries`) and answers its first page with a token. */
-  run: (request: unknown, client?: string) => Promise<QueryResult>;
+  run: (request: unknown, client?: string, options?: PageOptions) => Promise<QueryResult>;
   /** Answers a page (the body of the page call) of the query a token stands for. */
-  page: (queryId: string, token: string | null | undefined, request: unknown, client?: string) => Promise<QueryResult>;
+  page: (queryId: string, token: string | null | undefined, request: unknown, client?: string, options?: PageOptions) => Promise<QueryResult>;
   /** As `run`, answering the page as an Arrow IPC stream with its facts beside (query/arrow.ts). */
   runArrow: (request: unknown, client?: string) => Promise<ArrowPage>;
   /** As `page`, answering the page as an Arrow IPC stream with its facts beside. */
@@ -163,28 +173,29 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     return { sources: sources.filter((source) => used.has(source.alias.toLowerCase())), ordered: check.orderedAtTop };
   };
 
-  const execute = async <T>(query: TokenPayload, client: string | undefined, task: (base: Pick<QueryTask, 'sql' | 'sources' | 'geometryColumn' | 'settings'>) => QueryTask) => {
+  const execute = async <T>(query: TokenPayload, client: string | undefined, task: (base: Pick<QueryTask, 'sql' | 'sources' | 'geometryColumn' | 'settings'>) => QueryTask, options: PageOptions = {}) => {
     const { sources, ordered } = await prepare(query);
-    const outcome = await pool.run(task({ sql: query.sql, sources, geometryColumn: query.geometry_column, settings }), client);
+    const limits = options.maxResponseBytes === undefined ? settings : { ...settings, maxResponseBytes: Math.min(settings.maxResponseBytes, options.maxResponseBytes) };
+    const outcome = await pool.run(task({ sql: query.sql, sources, geometryColumn: query.geometry_column, settings: limits }), client);
     return { value: unwrap<T>(outcome), sources, ordered };
   };
 
   /** Runs a page task (JSON rows, or an Arrow stream) and shapes its answer; shapePage makes the facts of both. */
-  const answerPage = async (query: TokenPayload, token: string, offset: number, limit: number, started: number, client: string | undefined): Promise<QueryResult> => {
-    const { value, context } = await runPageTask<PageValue>(query, token, offset, limit, started, client);
+  const answerPage = async (query: TokenPayload, token: string, offset: number, limit: number, started: number, client: string | undefined, options: PageOptions = {}): Promise<QueryResult> => {
+    const { value, context } = await runPageTask<PageValue>(query, token, offset, limit, started, client, undefined, options);
     return shapePage(value, context);
   };
   const answerArrowPage = async (query: TokenPayload, token: string, offset: number, limit: number, started: number, client: string | undefined): Promise<ArrowPage> => {
     const { value, context } = await runPageTask<ArrowPageValue>(query, token, offset, limit, started, client, 'arrow');
     return shapeArrowPage(value, context);
   };
-  const runPageTask = async <T>(query: TokenPayload, token: string, offset: number, limit: number, started: number, client: string | undefined, format?: 'arrow') => {
-    const { value, sources, ordered } = await execute<T>(query, client, (base) => ({ ...base, kind: 'page', offset, limit, resultCrs: query.result_crs, ...(format ? { format } : {}) }));
+  const runPageTask = async <T>(query: TokenPayload, token: string, offset: number, limit: number, started: number, client: string | undefined, format?: 'arrow', options: PageOptions = {}) => {
+    const { value, sources, ordered } = await execute<T>(query, client, (base) => ({ ...base, kind: 'page', offset, limit, resultCrs: query.result_crs, ...(format ? { format } : {}) }), options);
     return { value, context: { query, token, offset, limit, ordered, started, filesRead: new Set(sources.map((source) => source.path)).size, baseUrl: catalog().baseUrl } };
   };
 
   /** The first page of a new query (the body of `POST /api/queries`), answered by `answer`. */
-  const startQuery = async <T>(input: unknown, client: string | undefined, answer: (...args: Parameters<typeof answerPage>) => Promise<T>) => {
+  const startQuery = async <T>(input: unknown, client: string | undefined, answer: (...args: Parameters<typeof answerPage>) => Promise<T>, options: PageOptions = {}) => {
     const started = performance.now();
     const request = parseRequest(QueryRequestSchema, input);
     const crs = request.result_crs === undefined ? undefined : resolveCrs(request.result_crs);
@@ -197,15 +208,15 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       ...(crs && !isLonLat(crs) ? { result_crs: crs } : {}),
     };
     const token = await createToken(payload, keys, config.queryTokenTtl);
-    return answer(payload, token, 0, request.limit, started, client);
+    return answer(payload, token, 0, request.limit, started, client, options);
   };
 
   /** A later page of a query (the body of the page call), answered by `answer`. */
-  const nextPage = async <T>(queryId: string, token: string | null | undefined, input: unknown, client: string | undefined, answer: (...args: Parameters<typeof answerPage>) => Promise<T>) => {
+  const nextPage = async <T>(queryId: string, token: string | null | undefined, input: unknown, client: string | undefined, answer: (...args: Parameters<typeof answerPage>) => Promise<T>, options: PageOptions = {}) => {
     const started = performance.now();
     const query = await authorize(queryId, token);
     const request = parseRequest(QueryPageRequestSchema, input);
-    return answer(query, token!, request.offset, request.page_size, started, client);
+    return answer(query, token!, request.offset, request.page_size, started, client, options);
   };
 
   const authorize = (queryId: string, token: string | null | undefined) => {
@@ -215,9 +226,9 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
 
   return {
     pool,
-    run: (input, client) => startQuery(input, client, answerPage),
+    run: (input, client, options) => startQuery(input, client, answerPage, options),
     runArrow: (input, client) => startQuery(input, client, answerArrowPage),
-    page: (queryId, token, input, client) => nextPage(queryId, token, input, client, answerPage),
+    page: (queryId, token, input, client, options) => nextPage(queryId, token, input, client, answerPage, options),
     pageArrow: (queryId, token, input, client) => nextPage(queryId, token, input, client, answerArrowPage),
     async download(queryId, token, format, client) {
       const query = await authorize(queryId, token);

@@ -13,12 +13,12 @@ import { answerCatalogRoute } from '../core/render/answer.ts';
 import { findUnusedTagKeys, renderCatalogSearchPage } from '../core/mcp/search-catalog.ts';
 import { listMcpTools } from '../core/mcp/tool-list.ts';
 import { TOOL_TEXT } from '../core/mcp/tool-text.ts';
-import { MCP_TOOLS, READ_ONLY_ANNOTATIONS, type McpToolName, type ToolDefinition } from '../core/mcp/tools.ts';
+import { MCP_MAX_PAGE_BYTES, MCP_TOOLS, READ_ONLY_ANNOTATIONS, type McpToolName, type ToolDefinition } from '../core/mcp/tools.ts';
 import { describeQueryError, QueryFailure } from '../query/errors.ts';
 import type { QueryService } from '../query/service.ts';
 import type { CatalogSnapshot } from './catalog.ts';
 import { addPrompts } from './mcp-prompts.ts';
-import { queryClientOf } from './queries.ts';
+import { requestClientOf } from './client-address.ts';
 import { createTokenBuckets } from './token-buckets.ts';
 
 /** Where the MCP endpoint is served. */
@@ -57,7 +57,8 @@ const MAX_RATE_CLIENTS = 10_000;
 
 /**
  * Mounts `/mcp`: the Model Context Protocol over Streamable HTTP, stateless, so any replica answers any request.
- * Each client (the socket's remote address, an IPv6 one by its /64: the server trusts no X-Forwarded-For) has a token
+ * Each client (server/client-address.ts: the socket's remote address, an IPv6 one by its /64, or behind a trusted proxy
+ * the address its X-Forwarded-For names) has a token
  * bucket; past its rate the answer is 429 with Retry-After, before any JSON is parsed. Its queries count as its own in
  * the query pool, as its calls to /api/queries do. Call it before the catalog's catch-all route.
  */
@@ -68,7 +69,7 @@ export function registerMcpRoute(app: H3, dependencies: McpDependencies, options
   app.all(MCP_PATH, (event) => {
     // One identity per client for the rate and for the query pool, as /api/queries counts it: a burst over MCP and
     // over HTTP is one client's share.
-    const client = queryClientOf(event);
+    const client = requestClientOf(event);
     const wait = buckets?.take(client ?? 'unknown') ?? 0;
     if (wait > 0) {
       const seconds = Math.ceil(wait);
@@ -150,7 +151,7 @@ class ToolFailure extends Error {
 /**
  * The MCP server of one request: every tool of {@link MCP_TOOLS}, the catalog documents as resource templates,
  * and prompts. Handlers are thin adapters over the same renderers and query engine as /api; queries run as `client`
- * in the pool (server/queries.ts `queryClientOf`).
+ * in the pool (server/client-address.ts `requestClientOf`).
  */
 export function createMcpServer({ snapshot, queries }: McpDependencies, client?: string): McpServer {
   const server = new McpServer(
@@ -183,8 +184,8 @@ export function createMcpServer({ snapshot, queries }: McpDependencies, client?:
     if (!source) throw new ToolFailure('not_found', `Dataset "${args.dataset}" has no source ${args.source_id}; get_dataset lists its sources.`);
     return source;
   });
-  addTool(server, 'run_query', async (args) => queries.run(args, client));
-  addTool(server, 'get_query_page', async ({ query_id, query_token, ...page }) => queries.page(query_id, query_token, page, client));
+  addTool(server, 'run_query', async (args) => queries.run(args, client, { maxResponseBytes: MCP_MAX_PAGE_BYTES }));
+  addTool(server, 'get_query_page', async ({ query_id, query_token, ...page }) => queries.page(query_id, query_token, page, client, { maxResponseBytes: MCP_MAX_PAGE_BYTES }));
   addTool(server, 'get_query_bounds', async (args) => queries.bounds(args.query_id, args.query_token, client));
   // The SDK would convert every zod schema to JSON Schema again on each tools/list; the list is the same for the
   // life of the process, so it is made once (core/mcp/tool-list.ts), with schemas every client can read.

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { MCP_TOOLS, ToolErrorSchema } from '../core/mcp/tools.ts';
+import { MCP_MAX_PAGE_BYTES, MCP_TOOLS, ToolErrorSchema } from '../core/mcp/tools.ts';
 import { foldText } from '../core/text.ts';
 import { loadConfig } from '../runtime/config.ts';
 import { createServer } from '../server/app.ts';
@@ -160,17 +160,38 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     const sources = [{ alias: 'countries', collection_id: collection.id, dataset_id: dataset.id, file_id: file.id, file_source_id: source.id }];
     const sql = 'SELECT name, geometry FROM countries ORDER BY name';
     type Page = { rows: { name: string }[]; has_more: boolean; next_offset?: number; query_id: string; query_token: string; map_configuration?: { source: { tiles: string[] } } };
-    const first = await call<Page>('run_query', { sources, sql, limit: 3 });
-    expect(first.rows).toHaveLength(3);
+    const first = await call<Page>('run_query', { sources, sql, limit: 2 });
+    expect(first.rows).toHaveLength(2);
     expect(first.has_more).toBe(true);
     expect(first.map_configuration?.source.tiles[0]).toContain(`/api/queries/${first.query_id}/tiles/{z}/{x}/{y}.mvt`);
-    const next = await call<Page>('get_query_page', { query_id: first.query_id, query_token: first.query_token, offset: first.next_offset!, page_size: 3 });
-    const whole = await call<Page>('run_query', { sources, sql, limit: 6 });
+    const next = await call<Page>('get_query_page', { query_id: first.query_id, query_token: first.query_token, offset: first.next_offset!, page_size: 2 });
+    // Four countries before Antarctica, whose outline alone would pass the 32 KiB of rows an MCP page holds.
+    const whole = await call<Page>('run_query', { sources, sql, limit: 4 });
+    expect(whole.rows).toHaveLength(4);
     expect([...first.rows, ...next.rows].map((row) => row.name)).toEqual(whole.rows.map((row) => row.name));
     const { bounds } = await call<{ bounds: number[] }>('get_query_bounds', { query_id: first.query_id, query_token: first.query_token });
     expect(bounds).toHaveLength(4);
     expect(bounds[1]!).toBeLessThan(bounds[3]!);
     expect(bounds[1]!).toBeGreaterThanOrEqual(-90);
+  });
+
+  it('cuts a page at 32 KiB of rows, where /api/queries would send all of them, and reads on from next_offset', async () => {
+    const { collection, dataset } = await call<{ collection: { id: number }; dataset: { id: number; files: { id: number; slug: string; formats: { format: { format_type: string }; sources: { id: number }[] }[] }[] } }>(
+      'get_dataset', { collection: 'geonames', dataset: 'cities' });
+    const file = dataset.files.find((candidate) => candidate.slug === 'cities-1000')!;
+    const source = file.formats.find((format) => format.format.format_type === 'geoparquet')!.sources[0]!;
+    const body = { sources: [{ alias: 'c', collection_id: collection.id, dataset_id: dataset.id, file_id: file.id, file_source_id: source.id }], sql: 'SELECT * FROM c ORDER BY city_id', limit: 1000 };
+    type Page = { rows: { city_id: number }[]; response_truncated: boolean; next_offset?: number; warnings: string[]; query_id: string; query_token: string };
+    const page = await call<Page>('run_query', body);
+    expect(page.response_truncated).toBe(true);
+    expect(JSON.stringify(page.rows).length).toBeLessThanOrEqual(MCP_MAX_PAGE_BYTES);
+    expect(page.next_offset).toBe(page.rows.length);
+    expect(page.warnings.join(' ')).toContain(`${MCP_MAX_PAGE_BYTES} bytes`);
+    const api = await (await fetch(`${site.origin}/api/queries`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Page;
+    expect(api.rows).toHaveLength(1000);
+    const next = await call<Page>('get_query_page', { query_id: page.query_id, query_token: page.query_token, offset: page.next_offset!, page_size: 1000 });
+    expect(next.rows[0]!.city_id).toBe(api.rows[page.rows.length]!.city_id);
+    expect(JSON.stringify(next.rows).length).toBeLessThanOrEqual(MCP_MAX_PAGE_BYTES);
   });
 
   it('answers bad input with isError and a code, without echoing SQL', async () => {

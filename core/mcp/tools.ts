@@ -48,6 +48,15 @@ const define = <I extends z.ZodRawShape, O extends z.ZodObject>(tool: ToolDefini
  */
 const toolOutput = <O extends z.ZodObject>(schema: O): O => schema.extend({}) as O;
 
+/**
+ * Most bytes of JSON rows in one run_query or get_query_page answer; a longer page is cut, with `next_offset`. The
+ * SDK checks the rows against the tool's output schema (zod, a union per value) and writes them twice (structured and
+ * as text) on the event loop. Measured with `npm run bench -- stall` (pages of cities): 1,000 rows (290 KB) held it
+ * 100 ms and more; cut at 64 KiB, its p99 was 54 ms; at 32 KiB it stays under the 50 ms budget. 32 KiB (a hundred
+ * rows of ten columns) is also about what an agent can read at once.
+ */
+export const MCP_MAX_PAGE_BYTES = 32 * 1024;
+
 /** Every tool, keyed by name. */
 export const MCP_TOOLS = {
   list_collections: define({
@@ -115,14 +124,16 @@ export const MCP_TOOLS = {
     name: 'run_query',
     title: 'Run a SQL query',
     description: 'Runs one DuckDB SELECT over sources named by alias (ids from get_dataset), as POST /api/queries does, and returns the first page, '
-      + 'the query_id and query_token for get_query_page and get_query_bounds, and a vector tile template in map_configuration.',
+      + 'the query_id and query_token for get_query_page and get_query_bounds, and a vector tile template in map_configuration. '
+      + `A page holds at most ${MCP_MAX_PAGE_BYTES / 1024} KiB of rows as JSON: a longer one is cut (response_truncated) and next_offset reads on.`,
     input: QueryRequestSchema.shape,
     output: toolOutput(QueryResultSchema),
   }),
   get_query_page: define({
     name: 'get_query_page',
     title: 'Get a page of a query result',
-    description: 'Returns rows of a query result from offset (next_offset of the previous page), with the query_id and query_token run_query gave.',
+    description: 'Returns rows of a query result from offset (next_offset of the previous page), with the query_id and query_token run_query gave; '
+      + `at most ${MCP_MAX_PAGE_BYTES / 1024} KiB of rows as JSON, as run_query.`,
     input: { query_id: QueryIdParam, query_token: QueryTokenSchema, ...QueryPageRequestSchema.shape },
     output: toolOutput(QueryResultSchema),
   }),
