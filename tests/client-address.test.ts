@@ -1,9 +1,8 @@
-import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../runtime/config.ts';
 import { normalizeAddress, resolveClientAddress } from '../server/client-address.ts';
 import { listen } from '../server/listen.ts';
-import { queryServer, sourceRef } from './helpers/queries.ts';
+import { postQueryFrom, queryServer, sourceRef } from './helpers/queries.ts';
 
 const TRUSTED = new Set(['127.0.0.1', '10.0.0.2']);
 
@@ -50,20 +49,12 @@ describe('clients behind a trusted proxy, in the query pool', () => {
     await small.close();
   });
 
-  /** POSTs a query from a local address with an X-Forwarded-For; answers the status and the error code. */
-  function postVia(localAddress: string, forwardedFor: string, sql: string): Promise<{ status: number; code?: string }> {
-    const body = JSON.stringify({ sources: [sourceRef(small, 'countries', 'natural-earth', 'countries', 'countries-110m')], sql, limit: 1 });
-    const { port } = new URL(origin);
-    return new Promise((resolve, reject) => {
-      const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-forwarded-for': forwardedFor };
-      const outgoing = httpRequest({ host: '127.0.0.1', port, localAddress, method: 'POST', path: '/api/queries', headers }, (incoming) => {
-        let text = '';
-        incoming.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve({ status: incoming.statusCode!, code: (JSON.parse(text) as { code?: string }).code }));
-      });
-      outgoing.on('error', reject);
-      outgoing.end(body);
-    });
-  }
+  const postVia = async (localAddress: string, forwardedFor: string, sql: string) => {
+    const body = { sources: [sourceRef(small, 'countries', 'natural-earth', 'countries', 'countries-110m')], sql, limit: 1 };
+    const answer = await postQueryFrom(origin, localAddress, body, { 'x-forwarded-for': forwardedFor });
+    return { status: answer.status, code: answer.body.code };
+  };
+
   const slow = (index: number) => `SELECT sum(length(a.name || b.name || c.name)) AS n FROM countries a, countries b, countries c WHERE a.name <> '${index}'`;
 
   it('serves a client behind the proxy while another one behind it floods the pool', async () => {

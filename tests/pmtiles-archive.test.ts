@@ -8,7 +8,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { encodeTile, type TileFeature } from '../core/geo/mvt.ts';
 import { PmTilesFormatError, readPmTilesHeader, readPmTilesInfo, tileIdToZxy, writePmTiles, zxyToTileId, type PmTilesTile } from '../runtime/pmtiles.ts';
 import { encodeWkb } from '../core/geo/wkb.ts';
-import { LocalSource, tileOf } from './helpers/pmtiles.ts';
+import { PmTilesFileSource } from '../runtime/pmtiles-file-source.ts';
+import { tileOf } from './helpers/pmtiles.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'geoshelf-pmtiles-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -58,7 +59,7 @@ describe('PMTiles archives written by geoshelf', () => {
     const tiles = cityTiles();
     const result = await writePmTiles(path, tiles, OPTIONS);
     expect(result.addressedTiles).toBe(tiles.length);
-    const archive = new PMTiles(new LocalSource(path));
+    const archive = new PMTiles(new PmTilesFileSource(path));
     const header = await archive.getHeader();
     expect(header).toMatchObject({ specVersion: 3, minZoom: 0, maxZoom: 5, numAddressedTiles: tiles.length, tileType: 1 });
     expect(header.minLon).toBeCloseTo(-77.04, 5);
@@ -104,7 +105,7 @@ describe('PMTiles archives written by geoshelf', () => {
     const { header } = await readPmTilesInfo(path);
     expect(header.leafDirectoryLength).toBeGreaterThan(0);
     expect(header.clustered).toBe(true);
-    const archive = new PMTiles(new LocalSource(path));
+    const archive = new PMTiles(new PmTilesFileSource(path));
     for (const index of [0, 12_345, 19_999, 20_001, 20_002, 40_000, 65_535]) {
       const [z, x, y] = tileIdToZxy(first + index);
       expect(new Uint8Array((await archive.getZxy(z, x, y))!.data), `tile ${index}`).toEqual(bytesOf(index));
@@ -117,7 +118,7 @@ describe('PMTiles archives written by geoshelf', () => {
     await writePmTiles(join(dir, 'b.pmtiles'), tiles, OPTIONS);
     expect(readFileSync(join(dir, 'a.pmtiles')).equals(readFileSync(join(dir, 'b.pmtiles')))).toBe(true);
     await writePmTiles(join(dir, 'c.pmtiles'), [...tiles].reverse(), OPTIONS);
-    const reversed = new PMTiles(new LocalSource(join(dir, 'c.pmtiles')));
+    const reversed = new PMTiles(new PmTilesFileSource(join(dir, 'c.pmtiles')));
     expect((await reversed.getHeader()).clustered).toBe(false);
     expect((await reversed.getZxy(0, 0, 0))).toBeDefined();
   });

@@ -10,7 +10,7 @@ import { encodeWkb } from '../core/geo/wkb.ts';
 import { buildCatalog } from '../generator/build.ts';
 import { BuildError } from '../generator/errors.ts';
 import { makeTempCatalog, ROOT, snapshotTree } from './helpers/catalog.ts';
-import { LocalSource } from './helpers/pmtiles.ts';
+import { PmTilesFileSource } from '../runtime/pmtiles-file-source.ts';
 import { get, sampleServer } from './helpers/sample.ts';
 
 /** A one-file catalog whose file has one `pmtiles` source, `tiles/world.pmtiles` in its own data folder. */
@@ -95,7 +95,7 @@ describe('the PMTiles twin of a GeoParquet source', () => {
     // The archive's bounds are the data's, to the precision PMTiles keeps (1e-7 degrees).
     tiles.source_metadata.bounds.forEach((value, index) => expect(value).toBeCloseTo(parquet.source_metadata.bounds[index]!, 5));
 
-    const archive = new PMTiles(new LocalSource(twin));
+    const archive = new PMTiles(new PmTilesFileSource(twin));
     const metadata = (await archive.getMetadata()) as { vector_layers: { id: string }[]; geoshelf: { features: number } };
     expect(metadata.vector_layers.map((layer) => layer.id)).toEqual(['capitals']);
     expect(metadata.geoshelf.features).toBe(parquet.source_metadata.feature_count);
@@ -145,7 +145,7 @@ describe('the sample\'s PMTiles twins', () => {
     const twins = files.filter((file) => file.endsWith('.pmtiles')).sort();
     expect(twins).toEqual(parquet.map((file) => file.replace(/\.parquet$/, '.pmtiles')));
     for (const twin of twins) {
-      const archive = new PMTiles(new LocalSource(join(dataDir, twin)));
+      const archive = new PMTiles(new PmTilesFileSource(join(dataDir, twin)));
       const header = await archive.getHeader();
       const metadata = (await archive.getMetadata()) as { vector_layers: { id: string }[]; geoshelf: { features: number } };
       expect(header.tileType, twin).toBe(1);

@@ -9,7 +9,8 @@ import { PMTiles } from 'pmtiles';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readTwinStamp, writePmTilesTwin, type TwinFacts } from '../generator/tiles/pmtiles-twin.ts';
 import { ROOT } from './helpers/catalog.ts';
-import { LocalSource, tileOf } from './helpers/pmtiles.ts';
+import { PmTilesFileSource } from '../runtime/pmtiles-file-source.ts';
+import { tileOf } from './helpers/pmtiles.ts';
 
 const CITIES = join(ROOT, 'catalog-data/data/geonames/cities/3.1.0/cities-15000.parquet');
 const COUNTRIES = join(ROOT, 'catalog-data/data/natural-earth/countries/2.0.2/countries-10m.parquet');
@@ -41,7 +42,7 @@ afterAll(() => {
 
 describe('the PMTiles twin of a GeoParquet file', () => {
   it('opens in the pmtiles package with the file\'s columns, zooms and bounds, and draws each city at its place', async () => {
-    const archive = new PMTiles(new LocalSource(await twin(CITIES, 'cities')));
+    const archive = new PMTiles(new PmTilesFileSource(await twin(CITIES, 'cities')));
     const facts = made.get('cities')!;
     const header = await archive.getHeader();
     expect(header.minZoom).toBe(0);
@@ -64,7 +65,7 @@ describe('the PMTiles twin of a GeoParquet file', () => {
 
   it('keeps every tile under the cap by dropping features where they are densest, and says so in its metadata', async () => {
     const cap = 40_000;
-    const archive = new PMTiles(new LocalSource(await twin(CITIES, 'capped', { maxTileBytes: cap })));
+    const archive = new PMTiles(new PmTilesFileSource(await twin(CITIES, 'capped', { maxTileBytes: cap })));
     const facts = made.get('capped')!;
     let largest = 0;
     let tiles = 0;
@@ -99,7 +100,7 @@ describe('the PMTiles twin of a GeoParquet file', () => {
   });
 
   it('draws polygons: the countries, each at its place', async () => {
-    const archive = new PMTiles(new LocalSource(await twin(COUNTRIES, 'countries')));
+    const archive = new PMTiles(new PmTilesFileSource(await twin(COUNTRIES, 'countries')));
     const facts = made.get('countries')!;
     expect(facts.maxZoom).toBeGreaterThanOrEqual(2);
     const [x, y] = tileOf(2.35, 46.5, 3);
@@ -112,7 +113,7 @@ describe('the PMTiles twin of a GeoParquet file', () => {
     // The world's 240-odd capitals fit one small tile at zoom 0, where a tile unit is 10 km; the twin still goes
     // to the zoom their spacing asks for.
     const source = join(ROOT, 'catalog-data/data/geonames/national-capitals/3.1.0/national-capitals.parquet');
-    const archive = new PMTiles(new LocalSource(await twin(source, 'capitals')));
+    const archive = new PMTiles(new PmTilesFileSource(await twin(source, 'capitals')));
     const z = made.get('capitals')!.maxZoom;
     const connection = await instance.connect();
     const rows = (await connection.runAndReadAll(`SELECT name, bbox.xmin AS lon, bbox.ymin AS lat FROM read_parquet('${source}')`)).getRowObjects();

@@ -1,11 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import type { Server as NodeServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { QueryResultSchema } from '../schemas/query.ts';
 import { HTTP_TIMEOUTS, listen } from '../server/listen.ts';
-import { queryServer, sourceRef } from './helpers/queries.ts';
+import { postQueryFrom, queryServer, sourceRef } from './helpers/queries.ts';
 
 const geoshelf = queryServer();
 let origin = '';
@@ -101,21 +100,8 @@ describe('clients of the query pool, told apart by their remote address', () => 
     await small.close();
   });
 
-  /** POSTs a query from a given local address (127.0.0.0/8 is all loopback); answers the status, Retry-After and body. */
-  function postFrom(localAddress: string, sql: string): Promise<{ status: number; retryAfter: string | undefined; body: { code?: string; message?: string } }> {
-    const body = JSON.stringify({ sources: [sourceRef(small, 'countries', 'natural-earth', 'countries', 'countries-110m')], sql, limit: 1 });
-    const { port } = new URL(smallOrigin);
-    return new Promise((resolve, reject) => {
-      const outgoing = httpRequest({ host: '127.0.0.1', port, localAddress, method: 'POST', path: '/api/queries', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (incoming) => {
-        let text = '';
-        incoming.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => {
-          resolve({ status: incoming.statusCode!, retryAfter: incoming.headers['retry-after'], body: JSON.parse(text) as { code?: string; message?: string } });
-        });
-      });
-      outgoing.on('error', reject);
-      outgoing.end(body);
-    });
-  }
+  const postFrom = (localAddress: string, sql: string) => postQueryFrom(smallOrigin, localAddress, { sources: [sourceRef(small, 'countries', 'natural-earth', 'countries', 'countries-110m')], sql, limit: 1 });
+
 
   it('shed a burst of one address past its share with 503 naming the cause, while another address is served', async () => {
     const slow = 'SELECT sum(length(a.name || b.name || c.name)) AS n FROM countries a, countries b, countries c';

@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import type { Config } from '../../runtime/config.ts';
 import { createServer, type GeoshelfServer } from '../../server/app.ts';
 import { sampleConfig } from './sample.ts';
@@ -33,4 +34,30 @@ export async function post(server: GeoshelfServer, path: string, body: unknown, 
 /** GETs a path with the token header. */
 export async function getWithToken(server: GeoshelfServer, path: string, token: string | undefined): Promise<Response> {
   return server.fetch(new Request(`http://localhost${path}`, { headers: token ? { 'x-service-query-token': token } : {} }));
+}
+
+/** What {@link postQueryFrom} answers: the status, Retry-After and the JSON body. */
+export interface SocketAnswer {
+  status: number;
+  retryAfter: string | undefined;
+  body: { code?: string; message?: string };
+}
+
+/**
+ * POSTs a query body to a listening server over a real socket from a given local address (127.0.0.0/8 is all
+ * loopback), so that the server sees it as that client; `headers` go on top (an X-Forwarded-For, say).
+ */
+export function postQueryFrom(origin: string, localAddress: string, body: unknown, headers: Record<string, string> = {}): Promise<SocketAnswer> {
+  const text = JSON.stringify(body);
+  const { port } = new URL(origin);
+  return new Promise((resolve, reject) => {
+    const outgoing = httpRequest({ host: '127.0.0.1', port, localAddress, method: 'POST', path: '/api/queries', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers } }, (incoming) => {
+      let answer = '';
+      incoming.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk)).on('end', () => {
+        resolve({ status: incoming.statusCode!, retryAfter: incoming.headers['retry-after'], body: JSON.parse(answer) as SocketAnswer['body'] });
+      });
+    });
+    outgoing.on('error', reject);
+    outgoing.end(text);
+  });
 }

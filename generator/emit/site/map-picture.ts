@@ -4,11 +4,12 @@
  * live map frames them (src/client/map/create-map.ts), in the live map's colours. The page shows it at once and
  * starts MapLibre only when a person asks, so the map costs the page's main thread nothing while it is read.
  */
-import { open, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { VectorTile } from '@mapbox/vector-tile';
 import { PbfReader } from 'pbf';
-import { PMTiles, type RangeResponse, type Source } from 'pmtiles';
+import { PMTiles } from 'pmtiles';
+import { PmTilesFileSource } from '../../../runtime/pmtiles-file-source.ts';
 import { MAP_COLORS } from '../../../src/client/map/map-style.ts';
 import { MAP_PICTURE_SIZE } from '../../../src/map-picture-size.ts';
 
@@ -214,7 +215,7 @@ function drawExtent(bounds: Bounds | null, view: View): string {
  * draw seams.
  */
 async function drawArchive(path: string, view: View): Promise<string> {
-  const archive = new PMTiles(new LocalSource(path));
+  const archive = new PMTiles(new PmTilesFileSource(path));
   const header = await archive.getHeader();
   const tileZoom = Math.max(header.minZoom, Math.min(header.maxZoom, Math.floor(view.zoom)));
   const tiles = 2 ** tileZoom;
@@ -259,23 +260,3 @@ async function drawArchive(path: string, view: View): Promise<string> {
   return `${clips.length ? `<defs>${clips.join('')}</defs>` : ''}${polygons.join('')}${lines.join('')}${pointLayers}`;
 }
 
-/** The `pmtiles` reader over a local file, read by byte ranges as a browser reads it over HTTP. */
-class LocalSource implements Source {
-  readonly #path: string;
-  constructor(path: string) {
-    this.#path = path;
-  }
-  getKey(): string {
-    return this.#path;
-  }
-  async getBytes(offset: number, length: number): Promise<RangeResponse> {
-    const file = await open(this.#path, 'r');
-    try {
-      const buffer = Buffer.alloc(length);
-      const { bytesRead } = await file.read(buffer, 0, length, offset);
-      return { data: buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + bytesRead) as ArrayBuffer };
-    } finally {
-      await file.close();
-    }
-  }
-}
