@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { listen } from '../server/listen.ts';
-import { queryServer, sourceRef } from './helpers/queries.ts';
+import { queryServer, sourceRef, untilShed } from './helpers/queries.ts';
 
 // One worker, and a client may have two tasks waiting: a burst of one client overflows its own share at once.
 const small = queryServer({ queryWorkers: 1, querySpareWorkers: 0, queryClientQueue: 2, queryTimeoutMs: 30_000, mcpRate: 0 });
@@ -58,7 +58,7 @@ const SHARE_FULL = /this client already has as many tasks waiting as one client 
 describe('MCP clients in the query pool, told apart by their remote address', () => {
   it('sheds one address\'s burst of run_query past its share, while another address\'s run_query runs', async () => {
     const burst = burstOf('127.0.0.2');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await untilShed(burst, (answer) => !answer.ok);
     const other = await runQueryFrom('127.0.0.3', LIGHT);
     expect(other, JSON.stringify(other)).toMatchObject({ ok: true });
     const answers = await Promise.all(burst);
@@ -70,7 +70,7 @@ describe('MCP clients in the query pool, told apart by their remote address', ()
 
   it('counts run_query over MCP and POST /api/queries from one address as one client', async () => {
     const burst = burstOf('127.0.0.4');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await untilShed(burst, (answer) => !answer.ok);
     const same = await queryFrom('127.0.0.4', LIGHT);
     expect(same).toMatchObject({ ok: false, status: 503, code: 'query_service_busy', message: expect.stringMatching(SHARE_FULL) });
     await Promise.all(burst);

@@ -4,7 +4,7 @@ import type { Server as NodeServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { QueryResultSchema } from '../schemas/query.ts';
 import { HTTP_TIMEOUTS, listen } from '../server/listen.ts';
-import { postQueryFrom, queryServer, sourceRef } from './helpers/queries.ts';
+import { postQueryFrom, queryServer, sourceRef, untilShed } from './helpers/queries.ts';
 
 const geoshelf = queryServer();
 let origin = '';
@@ -106,7 +106,7 @@ describe('clients of the query pool, told apart by their remote address', () => 
   it('shed a burst of one address past its share with 503 naming the cause, while another address is served', async () => {
     const slow = 'SELECT sum(length(a.name || b.name || c.name)) AS n FROM countries a, countries b, countries c';
     const burst = Array.from({ length: 10 }, (_, index) => postFrom('127.0.0.2', `${slow} WHERE a.name <> '${index}'`));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await untilShed(burst, (answer) => answer.status === 503);
     const other = await postFrom('127.0.0.1', 'SELECT count(*) AS n FROM countries');
     expect(other.status).toBe(200);
     const answers = await Promise.all(burst);

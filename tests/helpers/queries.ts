@@ -61,3 +61,15 @@ export function postQueryFrom(origin: string, localAddress: string, body: unknow
     outgoing.end(text);
   });
 }
+
+/**
+ * Resolves once one answer of a burst is `shed`: the burst has reached the query pool and its client's share is
+ * full. A fixed pause is not enough, as on a busy machine the burst may not have arrived yet; rejects if no answer
+ * of the burst was shed.
+ */
+export function untilShed<T>(burst: Promise<T>[], shed: (answer: T) => boolean): Promise<void> {
+  return new Promise((resolve, reject) => {
+    for (const answer of burst) answer.then((value) => shed(value) && resolve(), reject);
+    Promise.all(burst).then(() => reject(new Error('the pool shed no query of the burst')), reject);
+  });
+}
