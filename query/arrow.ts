@@ -169,8 +169,8 @@ function streamOverhead(columns: number): number {
  * One page of the result as an Arrow stream: rows `offset` to `offset + limit`, cut earlier when the stream would
  * pass the response cap, as a JSON page is. One extra row is read to know whether more follow.
  */
-export async function runArrowPage(connection: DuckDBConnection, task: Extract<QueryTask, { kind: 'page' }>, isInterrupted: () => boolean): Promise<ArrowPageValue> {
-  const { names, types, shape, raw, bytesRead } = await readPageRows(connection, task, isInterrupted);
+export async function runArrowPage(connection: DuckDBConnection, task: Extract<QueryTask, { kind: 'page' }>, isInterrupted: () => boolean, lap?: (step: string) => void): Promise<ArrowPageValue> {
+  const { names, types, shape, raw, bytesRead } = await readPageRows(connection, task, isInterrupted, lap);
   const builder = createArrowBatchBuilder(names, types, { geometry: shape.geometry, resultCrs: task.resultCrs });
   const budget = task.settings.maxResponseBytes - streamOverhead(names.length);
   const wanted = Math.min(raw.length, task.limit);

@@ -6,6 +6,7 @@ import {
 import { describeQueryError, type BusyCause, type QueryErrorBody } from './errors.ts';
 import type { FromWorker, QueryTask, TaskOutcome, ToWorker } from './protocol.ts';
 import type { SandboxSettings } from './sandbox.ts';
+import { totalOf, type Steps } from './steps.ts';
 
 /** Options of the worker pool. */
 export interface PoolOptions {
@@ -54,6 +55,8 @@ interface Member {
   deadlineAt: number;
   timer: NodeJS.Timeout | undefined;
   answered: boolean;
+  /** When it was queued, for its `wait` step. */
+  queuedAt: number;
 }
 
 /** What one worker runs: one task, or a batch of tiles. */
@@ -137,7 +140,7 @@ export class QueryPool {
     const shed = wait > 0 ? this.#shed(client, wait, expected) : undefined;
     if (shed) return Promise.resolve(shed);
     return new Promise((resolve) => {
-      const member: Member = { task, client, resolve, costKey, batchKey: batchKeyOf(task), heavy, expected, deadlineAt: Infinity, timer: undefined, answered: false };
+      const member: Member = { task, client, resolve, costKey, batchKey: batchKeyOf(task), heavy, expected, deadlineAt: Infinity, timer: undefined, answered: false, queuedAt: performance.now() };
       this.#queue.push(member);
       this.#queuedBy.set(client, (this.#queuedBy.get(client) ?? 0) + 1);
       this.#startClock(member);
@@ -245,7 +248,7 @@ export class QueryPool {
       const job = slot.job;
       if (job?.id !== message.id) return;
       const member = job.members[message.type === 'tile' ? message.index : 0];
-      if (member) this.#answer(member, job.late ? TIMEOUT : message.outcome);
+      if (member) this.#answer(member, job.late ? TIMEOUT : message.type === 'done' ? withSteps(message.outcome, member, job, message.steps) : message.outcome);
       job.workMs += message.ms;
       if (++job.reported >= job.members.length || message.type === 'done') this.#finish(slot, failed(describeQueryError('query_failed')));
     });
@@ -430,6 +433,16 @@ export class QueryPool {
       }
     }
   }
+}
+
+/**
+ * A worker's answer with where its time went: the task's `wait` for a worker, the worker's own steps, and the
+ * `hop` there and back (the rest of the time from sending the task to reading its answer).
+ */
+function withSteps(outcome: TaskOutcome, member: Member, job: Job, worker: Steps | undefined): TaskOutcome {
+  if (!outcome.ok || !worker) return outcome;
+  const hop = performance.now() - job.startedAt - totalOf(worker);
+  return { ...outcome, steps: { wait: job.startedAt - member.queuedAt, ...worker, hop: Math.max(0, hop) } };
 }
 
 /**

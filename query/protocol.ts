@@ -5,6 +5,7 @@ import type { ExportValue } from './export.ts';
 import type { FeatureRead, FeaturesValue } from './features.ts';
 import type { SandboxSettings } from './sandbox.ts';
 import type { ResolvedSource } from './sources.ts';
+import type { Steps } from './steps.ts';
 
 /** What every task carries: the SQL, its sources and the sandbox limits. */
 interface TaskBase {
@@ -87,7 +88,8 @@ export interface TileValue {
 
 /** A worker's answer to a task. `retryAfter` (seconds) comes with 503s: surfaces send it as Retry-After. */
 export type TaskOutcome =
-  | { ok: true; value: PageValue | BoundsValue | TileValue | FeaturesValue | ArrowPageValue | ExportValue }
+  /** `steps`: where the task's time went (query/steps.ts), from its wait for a worker to its answer's return. */
+  | { ok: true; value: PageValue | BoundsValue | TileValue | FeaturesValue | ArrowPageValue | ExportValue; steps?: Steps }
   | { ok: false; error: QueryErrorBody; retryAfter?: number };
 
 /** Messages from the API process to a worker. */
@@ -96,9 +98,10 @@ export type ToWorker = { type: 'run'; id: number; task: WorkerTask } | { type: '
 /**
  * Messages from a worker to the API process: `done` answers a task; a `tiles` batch is answered by one `tile`
  * message per tile instead (by its index in the batch), as each is ready, and ends with the last of them.
- * `ms` is the time the worker spent on that answer once its sandbox was open, for the pool's estimates.
+ * `ms` is the time the worker spent on that answer once its sandbox was open, for the pool's estimates; `steps`
+ * is where the worker's time for a task went (its sandbox, its query, its rows).
  */
 export type FromWorker =
   | { type: 'ready' }
-  | { type: 'done'; id: number; outcome: TaskOutcome; ms: number }
+  | { type: 'done'; id: number; outcome: TaskOutcome; ms: number; steps?: Steps }
   | { type: 'tile'; id: number; index: number; outcome: TaskOutcome; ms: number };

@@ -21,6 +21,7 @@ import type { BoundsValue, PageValue, QueryTask, TaskOutcome, TileValue } from '
 import type { SandboxSettings } from './sandbox.ts';
 import { checkSameData, resolveSources } from './sources.ts';
 import { createQueryId, createToken, readToken, readTokenKeys, type TokenPayload } from './token.ts';
+import type { StepClock } from './steps.ts';
 import { SqlParser, type SqlCheck } from './validate-sql.ts';
 
 /** How many SQL check verdicts the service remembers (least recently used first out). */
@@ -72,6 +73,14 @@ export interface PageOptions {
    * every row again on the event loop.
    */
   maxResponseBytes?: number;
+  /** A stopwatch the service laps through its steps (query/steps.ts), for a Server-Timing header. */
+  steps?: StepClock;
+}
+
+/** Options of the calls that answer bounds and tiles. */
+export interface RunOptions {
+  /** As in {@link PageOptions}. */
+  steps?: StepClock;
 }
 
 /** A stored GeoParquet file that features are read from. */
@@ -97,15 +106,15 @@ export interface QueryService {
   /** Answers a page (the body of the page call) of the query a token stands for. */
   page: (queryId: string, token: string | null | undefined, request: unknown, client?: string, options?: PageOptions) => Promise<QueryResult>;
   /** As `run`, answering the page as an Arrow IPC stream with its facts beside (query/arrow.ts). */
-  runArrow: (request: unknown, client?: string) => Promise<ArrowPage>;
+  runArrow: (request: unknown, client?: string, options?: PageOptions) => Promise<ArrowPage>;
   /** As `page`, answering the page as an Arrow IPC stream with its facts beside. */
-  pageArrow: (queryId: string, token: string | null | undefined, request: unknown, client?: string) => Promise<ArrowPage>;
+  pageArrow: (queryId: string, token: string | null | undefined, request: unknown, client?: string, options?: PageOptions) => Promise<ArrowPage>;
   /** Writes the whole result, at most GEOSHELF_QUERY_DOWNLOAD_MAX_ROWS rows, as a file (query/export.ts). */
   download: (queryId: string, token: string | null | undefined, format: DownloadFormat, client?: string) => Promise<ResultFile>;
   /** Answers the WGS84 extent of the whole result. */
-  bounds: (queryId: string, token: string | null | undefined, client?: string) => Promise<QueryBounds>;
+  bounds: (queryId: string, token: string | null | undefined, client?: string, options?: RunOptions) => Promise<QueryBounds>;
   /** Answers one vector tile of the result. */
-  tile: (queryId: string, token: string | null | undefined, address: TileAddress, client?: string) => Promise<QueryTile>;
+  tile: (queryId: string, token: string | null | undefined, address: TileAddress, client?: string, options?: RunOptions) => Promise<QueryTile>;
   /**
    * Reads OGC features of a stored GeoParquet file (a path inside the data folder) through the same pool,
    * sandbox, deadline and admission as queries. The SQL is the engine's own (query/features.ts).
@@ -163,10 +172,11 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
    * Resolves the sources, checks they hold the data the query first ran on, and checks the SQL; all happen again
    * on every page, bounds and tile.
    */
-  const prepare = async (query: Pick<TokenPayload, 'sql' | 'sources' | 'data'>) => {
+  const prepare = async (query: Pick<TokenPayload, 'sql' | 'sources' | 'data'>, steps: StepClock | undefined) => {
     const sources = resolveSources(catalog().index, config.dataDir, query.sources, { ranBefore: true });
     checkSameData(sources, query.data);
     const check = await checkSql(query.sql, sources.map((source) => source.alias));
+    steps?.lap('check');
     // The checker already worded the refusal from the catalog's template, with the user's own identifiers.
     if (!check.ok) throw new QueryFailure({ code: check.code, status: QUERY_ERRORS[check.code].status, message: check.message, hint: QUERY_ERRORS[check.code].hint });
     const used = new Set(check.tablesUsed.map((name) => name.toLowerCase()));
@@ -174,9 +184,10 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
   };
 
   const execute = async <T>(query: TokenPayload, client: string | undefined, task: (base: Pick<QueryTask, 'sql' | 'sources' | 'geometryColumn' | 'settings'>) => QueryTask, options: PageOptions = {}) => {
-    const { sources, ordered } = await prepare(query);
+    const { sources, ordered } = await prepare(query, options.steps);
     const limits = options.maxResponseBytes === undefined ? settings : { ...settings, maxResponseBytes: Math.min(settings.maxResponseBytes, options.maxResponseBytes) };
     const outcome = await pool.run(task({ sql: query.sql, sources, geometryColumn: query.geometry_column, settings: limits }), client);
+    if (outcome.ok) options.steps?.add(outcome.steps);
     return { value: unwrap<T>(outcome), sources, ordered };
   };
 
@@ -185,8 +196,8 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     const { value, context } = await runPageTask<PageValue>(query, token, offset, limit, started, client, undefined, options);
     return shapePage(value, context);
   };
-  const answerArrowPage = async (query: TokenPayload, token: string, offset: number, limit: number, started: number, client: string | undefined): Promise<ArrowPage> => {
-    const { value, context } = await runPageTask<ArrowPageValue>(query, token, offset, limit, started, client, 'arrow');
+  const answerArrowPage = async (query: TokenPayload, token: string, offset: number, limit: number, started: number, client: string | undefined, options: PageOptions = {}): Promise<ArrowPage> => {
+    const { value, context } = await runPageTask<ArrowPageValue>(query, token, offset, limit, started, client, 'arrow', options);
     return shapeArrowPage(value, context);
   };
   const runPageTask = async <T>(query: TokenPayload, token: string, offset: number, limit: number, started: number, client: string | undefined, format?: 'arrow', options: PageOptions = {}) => {
@@ -200,6 +211,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     const request = parseRequest(QueryRequestSchema, input);
     const crs = request.result_crs === undefined ? undefined : resolveCrs(request.result_crs);
     if (request.result_crs !== undefined && !crs) throw queryFailure('unknown_crs', request.result_crs);
+    options.steps?.lap('parse');
     const payload: TokenPayload = {
       qid: createQueryId(), sql: request.sql, sources: request.sources, limit: request.limit,
       data: resolveSources(catalog().index, config.dataDir, request.sources).map((source) => source.version ?? ''),
@@ -208,6 +220,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       ...(crs && !isLonLat(crs) ? { result_crs: crs } : {}),
     };
     const token = await createToken(payload, keys, config.queryTokenTtl);
+    options.steps?.lap('token');
     return answer(payload, token, 0, request.limit, started, client, options);
   };
 
@@ -215,7 +228,9 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
   const nextPage = async <T>(queryId: string, token: string | null | undefined, input: unknown, client: string | undefined, answer: (...args: Parameters<typeof answerPage>) => Promise<T>, options: PageOptions = {}) => {
     const started = performance.now();
     const query = await authorize(queryId, token);
+    options.steps?.lap('token');
     const request = parseRequest(QueryPageRequestSchema, input);
+    options.steps?.lap('parse');
     return answer(query, token!, request.offset, request.page_size, started, client, options);
   };
 
@@ -227,9 +242,9 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
   return {
     pool,
     run: (input, client, options) => startQuery(input, client, answerPage, options),
-    runArrow: (input, client) => startQuery(input, client, answerArrowPage),
+    runArrow: (input, client, options) => startQuery(input, client, answerArrowPage, options),
     page: (queryId, token, input, client, options) => nextPage(queryId, token, input, client, answerPage, options),
-    pageArrow: (queryId, token, input, client) => nextPage(queryId, token, input, client, answerArrowPage),
+    pageArrow: (queryId, token, input, client, options) => nextPage(queryId, token, input, client, answerArrowPage, options),
     async download(queryId, token, format, client) {
       const query = await authorize(queryId, token);
       checkDownload(format, query.result_crs);
@@ -237,18 +252,20 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         ...base, kind: 'export', format, path, maxRows: config.queryDownloadMaxRows, resultCrs: query.result_crs,
       }))).value);
     },
-    async bounds(queryId, token, client) {
+    async bounds(queryId, token, client, options = {}) {
       const query = await authorize(queryId, token);
-      const { value } = await execute<BoundsValue>(query, client, (base) => ({ ...base, kind: 'bounds' }));
+      options.steps?.lap('token');
+      const { value } = await execute<BoundsValue>(query, client, (base) => ({ ...base, kind: 'bounds' }), options);
       return { bounds: value.bounds };
     },
-    async tile(queryId, token, { z, x, y }, client) {
+    async tile(queryId, token, { z, x, y }, client, options = {}) {
       const query = await authorize(queryId, token);
+      options.steps?.lap('token');
       if (!isValidTile(z, x, y)) throw queryFailure('invalid_tile', MAX_TILE_ZOOM);
       // A tile depends only on the query and the build (the token fixes the query), so identical queries of
       // different users share it, and a map's repeated requests are answered from memory.
       return tiles.get(`${catalog().buildId}/${hashQuery(query)}/${z}/${x}/${y}`, async () => {
-        const { value } = await execute<TileValue>(query, client, (base) => ({ ...base, kind: 'tile', z, x, y }));
+        const { value } = await execute<TileValue>(query, client, (base) => ({ ...base, kind: 'tile', z, x, y }), options);
         return { ...value, etag: createHash('sha256').update(value.bytes).digest('base64url').slice(0, 27) };
       });
     },

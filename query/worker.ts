@@ -7,6 +7,7 @@ import { runArrowPage } from './arrow.ts';
 import { runExport } from './export.ts';
 import { runFeatures } from './features.ts';
 import { runBounds, runPage, runTile, runTiles } from './run-task.ts';
+import { startSteps } from './steps.ts';
 import { createBlankInstance, openSandbox, type BlankInstance, type Sandbox, type SandboxSettings } from './sandbox.ts';
 
 /**
@@ -50,22 +51,28 @@ async function run(id: number, task: WorkerTask): Promise<void> {
   };
   let sandbox: Sandbox | undefined;
   let failed = false;
+  const clock = startSteps();
   try {
     sandbox = task.kind === 'features' ? await openFeatureSandbox(task) : await takeSandbox(task);
     state.connection = sandbox.connection;
     spent();
+    clock.lap('sandbox');
     if (state.interrupted) throw new QueryFailure(describeQueryError('query_timeout'));
     const interrupted = () => state.interrupted;
     if (task.kind === 'tiles') {
       await runTiles(sandbox.connection, task, interrupted, (index, value) => answerTile(index, { ok: true, value }));
     } else if (task.kind === 'features') {
-      send({ type: 'done', id, outcome: { ok: true, value: await runFeatures(sandbox.connection, task, interrupted) }, ms: spent() });
+      const value = await runFeatures(sandbox.connection, task, interrupted);
+      clock.lap('query');
+      send({ type: 'done', id, outcome: { ok: true, value }, ms: spent(), steps: clock.steps });
     } else {
+      // A page laps `query` once DuckDB has answered (query/run-task.ts readPageRows): what follows is `rows`.
       const value = task.kind === 'page'
-        ? await (task.format === 'arrow' ? runArrowPage : runPage)(sandbox.connection, task, interrupted)
+        ? await (task.format === 'arrow' ? runArrowPage : runPage)(sandbox.connection, task, interrupted, clock.lap)
         : task.kind === 'export' ? await runExport(sandbox.connection, task, interrupted)
         : task.kind === 'bounds' ? await runBounds(sandbox.connection, task, interrupted) : await runTile(sandbox.connection, task, interrupted);
-      send({ type: 'done', id, outcome: { ok: true, value }, ms: spent() });
+      clock.lap(task.kind === 'page' ? 'rows' : 'query');
+      send({ type: 'done', id, outcome: { ok: true, value }, ms: spent(), steps: clock.steps });
     }
   } catch (error) {
     failed = true;

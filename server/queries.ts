@@ -5,6 +5,7 @@ import { serializeQueryResult } from '../query/page.ts';
 import { MAX_QUERY_BODY_BYTES } from '../core/constants.ts';
 import { MAX_TILE_ZOOM } from '../core/geo/mvt.ts';
 import type { QueryService, QueryTile } from '../query/service.ts';
+import { serverTiming, startSteps, type StepClock } from '../query/steps.ts';
 import { QUERY_ROUTES, QUERY_TOKEN_HEADER, TILE_CONTENT_TYPE, type DownloadFormat } from '../core/api/catalog/routes.ts';
 import { readJsonBody } from './body.ts';
 import { requestClientOf } from './client-address.ts';
@@ -44,20 +45,33 @@ export function registerQueryRoutes(app: H3, service: QueryService, options: Que
   };
   const handlers: Record<QueryRouteId, Handler> = {
     // An Accept that prefers Arrow gets the page as an Arrow IPC stream (server/query-formats.ts); JSON otherwise.
-    createQuery: async (event) => (prefersArrow(event.req.headers.get('accept'))
-      ? respondArrowPage(await service.runArrow(await readQueryBody(event), requestClientOf(event)))
-      : jsonBytes(serializeQueryResult(await service.run(await readQueryBody(event), requestClientOf(event))))),
-    getQueryPage: async (event, { query_id }) => (prefersArrow(event.req.headers.get('accept'))
-      ? respondArrowPage(await service.pageArrow(String(query_id), token(event), await readQueryBody(event), requestClientOf(event)))
-      : jsonBytes(serializeQueryResult(await service.page(String(query_id), token(event), await readQueryBody(event), requestClientOf(event))))),
+    // An Accept that prefers Arrow gets the page as an Arrow IPC stream (server/query-formats.ts); JSON otherwise.
+    createQuery: async (event) => {
+      const steps = startSteps();
+      const body = await readQueryBody(event);
+      steps.lap('body');
+      return timed(prefersArrow(event.req.headers.get('accept'))
+        ? respondArrowPage(await service.runArrow(body, requestClientOf(event), { steps }))
+        : jsonBytes(serializeQueryResult(await service.run(body, requestClientOf(event), { steps }))), steps);
+    },
+    getQueryPage: async (event, { query_id }) => {
+      const steps = startSteps();
+      const body = await readQueryBody(event);
+      steps.lap('body');
+      return timed(prefersArrow(event.req.headers.get('accept'))
+        ? respondArrowPage(await service.pageArrow(String(query_id), token(event), body, requestClientOf(event), { steps }))
+        : jsonBytes(serializeQueryResult(await service.page(String(query_id), token(event), body, requestClientOf(event), { steps }))), steps);
+    },
     getQueryBounds: async (event, { query_id }) => {
-      const bounds = await service.bounds(String(query_id), tokenOf(event, QUERY_ROUTES.getQueryBounds), requestClientOf(event));
-      return json(bounds, event.req.method === 'HEAD');
+      const steps = startSteps();
+      const bounds = await service.bounds(String(query_id), tokenOf(event, QUERY_ROUTES.getQueryBounds), requestClientOf(event), { steps });
+      return timed(json(bounds, event.req.method === 'HEAD'), steps);
     },
     getQueryTile: async (event, { query_id, z, x, y }) => {
+      const steps = startSteps();
       const address = { z: Number(z), x: Number(x), y: Number(y) };
-      const tile = await service.tile(String(query_id), tokenOf(event, QUERY_ROUTES.getQueryTile), address, requestClientOf(event));
-      return respondTile(event.req, tile, options.tileMaxAge);
+      const tile = await service.tile(String(query_id), tokenOf(event, QUERY_ROUTES.getQueryTile), address, requestClientOf(event), { steps });
+      return timed(respondTile(event.req, tile, options.tileMaxAge), steps);
     },
     getQueryDownload: async (event, { query_id, format }) => {
       const file = await service.download(String(query_id), tokenOf(event, QUERY_ROUTES.getQueryDownload), format as DownloadFormat, requestClientOf(event));
@@ -92,6 +106,18 @@ function respondTile(request: Request, tile: QueryTile, maxAge: number): Respons
   if (tile.features === 0) return new FastResponse(null, { status: 204, headers });
   headers['content-length'] = String(tile.bytes.byteLength);
   return new FastResponse(request.method === 'HEAD' ? null : (tile.bytes as Uint8Array<ArrayBuffer>), { headers });
+}
+
+/**
+ * Adds where the request's time went as a Server-Timing header (query/steps.ts), after a last `shape` lap (making
+ * the answer): browsers show it beside the request, and `npm run bench -- queries` prints it per step.
+ * Timing-Allow-Origin lets a page of another origin read it too.
+ */
+function timed(response: Response, steps: StepClock): Response {
+  steps.lap('shape');
+  response.headers.set('server-timing', serverTiming(steps.steps));
+  response.headers.set('timing-allow-origin', '*');
+  return response;
 }
 
 function methodNotAllowed(allowed: string): never {

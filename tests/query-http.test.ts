@@ -76,6 +76,36 @@ describe('the query routes over a real socket', () => {
     errors.mockRestore();
   });
 
+  it('tell in Server-Timing where a query\'s time went, step by step, on pages, bounds and tiles', async () => {
+    const stepsOf = (response: Response) => {
+      const header = response.headers.get('server-timing') ?? '';
+      return Object.fromEntries(header.split(', ').map((entry) => {
+        const [name, duration] = entry.split(';dur=');
+        return [name, Number(duration)];
+      }));
+    };
+    const created = await fetch(`${origin}/api/queries`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sources: [countries()], sql: 'SELECT name, geometry FROM countries ORDER BY name', limit: 5 }) });
+    expect(created.headers.get('timing-allow-origin')).toBe('*');
+    const first = stepsOf(created);
+    expect(Object.keys(first)).toEqual(['body', 'parse', 'token', 'check', 'wait', 'sandbox', 'query', 'rows', 'hop', 'shape', 'total']);
+    for (const ms of Object.values(first)) expect(ms).toBeGreaterThanOrEqual(0);
+    // The steps add up to the total, and the total is the server's time, within the request's time seen from here.
+    const { total, ...steps } = first;
+    expect(Object.values(steps).reduce((sum, ms) => sum + ms, 0)).toBeCloseTo(total!, 0);
+    const { query_id: id, query_token: token } = QueryResultSchema.parse(await created.json());
+    const headers = { 'x-service-query-token': token };
+    const page = await fetch(`${origin}/api/queries/${id}/pages`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ offset: 5, page_size: 5 }) });
+    expect(Object.keys(stepsOf(page))).toEqual(['body', 'token', 'parse', 'check', 'wait', 'sandbox', 'query', 'rows', 'hop', 'shape', 'total']);
+    const bounds = await fetch(`${origin}/api/queries/${id}/bounds`, { headers });
+    expect(Object.keys(stepsOf(bounds))).toEqual(['token', 'check', 'wait', 'sandbox', 'query', 'hop', 'shape', 'total']);
+    const tile = await fetch(`${origin}/api/queries/${id}/tiles/0/0/0.mvt`, { headers });
+    expect(tile.status).toBe(200);
+    expect(Object.keys(stepsOf(tile))).toContain('query');
+    // A tile asked again comes from the tile cache: no worker step.
+    const again = await fetch(`${origin}/api/queries/${id}/tiles/0/0/0.mvt`, { headers });
+    expect(Object.keys(stepsOf(again))).toEqual(['token', 'shape', 'total']);
+  });
+
   it('bound how long a client may take to send a request and how long an idle connection stays open', () => {
     expect(nodeServer.requestTimeout).toBe(HTTP_TIMEOUTS.requestTimeout);
     expect(nodeServer.headersTimeout).toBe(HTTP_TIMEOUTS.headersTimeout);

@@ -1,0 +1,48 @@
+/**
+ * Where a query's time went, in milliseconds per named step, in the order the steps ran: the API process's
+ * (`parse`, `token`, `check`, `wait` for a worker, `hop` to it and back, `shape`) and the worker's (`sandbox`,
+ * `query`, `rows`). Surfaces send them as a Server-Timing header (server/queries.ts), and `npm run bench --
+ * queries` reads that header to print where the time goes.
+ */
+export type Steps = Record<string, number>;
+
+/** A stopwatch that records the time since its last lap under a step's name (adding to a step met before). */
+export interface StepClock {
+  lap: (step: string) => void;
+  /** Records steps timed elsewhere (the pool's and the worker's) for the time since the last lap. */
+  add: (steps: Steps | undefined) => void;
+  steps: Steps;
+}
+
+/** Starts a stopwatch; `steps` fills as laps are taken. */
+export function startSteps(): StepClock {
+  const steps: Steps = Object.create(null) as Steps;
+  let mark = performance.now();
+  return {
+    steps,
+    lap(step) {
+      const now = performance.now();
+      steps[step] = (steps[step] ?? 0) + (now - mark);
+      mark = now;
+    },
+    add(timed) {
+      if (!timed) return;
+      for (const [step, ms] of Object.entries(timed)) steps[step] = (steps[step] ?? 0) + ms;
+      mark = performance.now();
+    },
+  };
+}
+
+/** The sum of a set of steps, in milliseconds. */
+export function totalOf(steps: Steps): number {
+  return Object.values(steps).reduce((sum, ms) => sum + ms, 0);
+}
+
+/**
+ * A Server-Timing header value (W3C Server Timing): `name;dur=ms` per step, to a tenth of a millisecond, with
+ * `total` last. Step names are fixed by the code, never by a request.
+ */
+export function serverTiming(steps: Steps): string {
+  const entries = Object.entries(steps).map(([name, ms]) => `${name};dur=${ms.toFixed(1)}`);
+  return [...entries, `total;dur=${totalOf(steps).toFixed(1)}`].join(', ');
+}
