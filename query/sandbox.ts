@@ -10,8 +10,13 @@ export interface SandboxSettings {
   tileMaxFeatures: number;
 }
 
-/** An open sandbox: a connection that can read only its sources' files, and nothing can change that. */
+/**
+ * An open sandbox: an instance that can read only its sources' files, and nothing can change that. `connection`
+ * is the one it was set up on; every connection made on `instance` later is as bound (the settings are the
+ * instance's), which is how a worker runs each query on a sandbox it keeps (query/worker.ts).
+ */
 export interface Sandbox {
+  instance: DuckDBInstance;
   connection: DuckDBConnection;
   close: () => void;
 }
@@ -74,5 +79,5 @@ export async function openSandbox(sources: ResolvedSource[], settings: SandboxSe
     close();
     throw error;
   }
-  return { connection, close };
+  return { instance, connection, close };
 }

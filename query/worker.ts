@@ -11,24 +11,44 @@ import { startSteps } from './steps.ts';
 import { createBlankInstance, openSandbox, type BlankInstance, type Sandbox, type SandboxSettings } from './sandbox.ts';
 
 /**
- * A query worker process (layer 3 of the sandbox): runs one task at a time in a fresh sandboxed DuckDB
- * instance and answers with rows, bounds or a tile (a batch of tiles: one answer per tile, as each is
- * ready), or with a safe error. The API process kills and replaces it when it overruns its deadline or its
- * memory cap, so nothing a query does can reach the API process.
+ * A query worker process (layer 3 of the sandbox): runs one task at a time in a sandboxed DuckDB instance and
+ * answers with rows, bounds or a tile (a batch of tiles: one answer per tile, as each is ready), or with a safe
+ * error. The API process kills and replaces it when it overruns its deadline or its memory cap, so nothing a
+ * query does can reach the API process.
+ *
+ * Each query runs on a connection of its own, on a sandbox kept for its files (`kept`): the sandbox of the last
+ * queries over the same files, limits and row order, whose DuckDB caches already hold the files' metadata and
+ * data. A query over other files opens a sandbox on an instance made ahead (`reserve`). See `takeSandbox`.
  */
 let current: { id: number; connection: DuckDBConnection | undefined; interrupted: boolean } | undefined;
-/** A sandbox opened once a query was answered, for a next query on the same files (`openAhead`). */
-let ahead: { key: string; sandbox: Promise<Sandbox> } | undefined;
-/** Instances made ahead, the first for the next query (`refill`). */
+/** Sandboxes kept for later queries over the same files, by `sandboxKey`, least recently used first. */
+const kept = new Map<string, KeptSandbox>();
+/** Instances made ahead, the first for the next query on files no kept sandbox serves (`refill`). */
 const reserve: Promise<BlankInstance>[] = [];
 /** Whether an instance of the reserve is being made. */
 let making = false;
 /** Instances a worker keeps made ahead: one for a query that arrives at once, and one for the query after it. */
 const RESERVE = 2;
-/** The sandbox of the file the last OGC features read used, kept for the next read of the same file. */
-let kept: { identity: string; sandbox: Sandbox } | undefined;
-/** Memory limit of a kept features sandbox: a page of features needs little, and it lives beside each query's own. */
+/**
+ * Sandboxes a worker keeps: enough for a map (pages, the bounds and the tiles of one result: two row orders) and
+ * the OGC features of another file.
+ */
+const KEEP = 3;
+/** A kept sandbox unused this long is closed, giving its memory back. */
+const KEEP_IDLE_MS = 5 * 60_000;
+/**
+ * Resident memory past which a worker keeps no sandbox after a task. The pool kills a worker at the query memory
+ * limit plus 512 MiB (query/service.ts), so what kept sandboxes hold must leave a query its whole limit.
+ */
+const KEEP_RSS_BYTES = 384 * 1024 * 1024;
+/** Memory limit of a features sandbox: a page of features needs little, and it lives beside each query's own. */
 const FEATURES_MEMORY_MB = 256;
+
+/** A sandbox kept between queries, and the timer that closes it once idle. */
+interface KeptSandbox {
+  sandbox: Sandbox;
+  idle: NodeJS.Timeout;
+}
 
 function send(message: FromWorker): void {
   process.send?.(message);
@@ -49,28 +69,27 @@ async function run(id: number, task: WorkerTask): Promise<void> {
     unanswered.delete(index);
     send({ type: 'tile', id, index, outcome, ms: spent() });
   };
-  let sandbox: Sandbox | undefined;
-  let failed = false;
   const clock = startSteps();
+  const key = sandboxKey(task);
+  let taken: { sandbox: Sandbox; connection: DuckDBConnection } | undefined;
+  let failed = false;
   try {
-    sandbox = task.kind === 'features' ? await openFeatureSandbox(task) : await takeSandbox(task);
-    state.connection = sandbox.connection;
+    taken = await takeSandbox(task, key);
+    state.connection = taken.connection;
     spent();
     clock.lap('sandbox');
     if (state.interrupted) throw new QueryFailure(describeQueryError('query_timeout'));
     const interrupted = () => state.interrupted;
+    const connection = taken.connection;
     if (task.kind === 'tiles') {
-      await runTiles(sandbox.connection, task, interrupted, (index, value) => answerTile(index, { ok: true, value }));
-    } else if (task.kind === 'features') {
-      const value = await runFeatures(sandbox.connection, task, interrupted);
-      clock.lap('query');
-      send({ type: 'done', id, outcome: { ok: true, value }, ms: spent(), steps: clock.steps });
+      await runTiles(connection, task, interrupted, (index, value) => answerTile(index, { ok: true, value }));
     } else {
       // A page laps `query` once DuckDB has answered (query/run-task.ts readPageRows): what follows is `rows`.
       const value = task.kind === 'page'
-        ? await (task.format === 'arrow' ? runArrowPage : runPage)(sandbox.connection, task, interrupted, clock.lap)
-        : task.kind === 'export' ? await runExport(sandbox.connection, task, interrupted)
-        : task.kind === 'bounds' ? await runBounds(sandbox.connection, task, interrupted) : await runTile(sandbox.connection, task, interrupted);
+        ? await (task.format === 'arrow' ? runArrowPage : runPage)(connection, task, interrupted, clock.lap)
+        : task.kind === 'features' ? await runFeatures(connection, task, interrupted)
+        : task.kind === 'export' ? await runExport(connection, task, interrupted)
+        : task.kind === 'bounds' ? await runBounds(connection, task, interrupted) : await runTile(connection, task, interrupted);
       clock.lap(task.kind === 'page' ? 'rows' : 'query');
       send({ type: 'done', id, outcome: { ok: true, value }, ms: spent(), steps: clock.steps });
     }
@@ -83,11 +102,15 @@ async function run(id: number, task: WorkerTask): Promise<void> {
     else send({ type: 'done', id, outcome, ms: spent() });
   } finally {
     current = undefined;
-    // A kept features sandbox stays open for the next read of its file, unless this read failed in it.
-    if (failed && sandbox === kept?.sandbox) kept = undefined;
-    if (sandbox && sandbox !== kept?.sandbox) retire(sandbox);
-    // A worker that wrote a download is replaced by the pool (query/pool.ts), so it makes no next instance.
-    if (task.kind !== 'export' && task.kind !== 'features' && !failed) openAhead(task);
+    const roomy = process.memoryUsage.rss() <= KEEP_RSS_BYTES;
+    if (taken) {
+      taken.connection.closeSync();
+      // A sandbox in which a query failed or was interrupted is not used again; nor is one after a download,
+      // whose worker the pool replaces (query/pool.ts).
+      if (failed || task.kind === 'export' || key === undefined || !roomy) retire(taken.sandbox);
+      else keep(key, taken.sandbox);
+    }
+    if (!roomy) for (const each of [...kept.keys()]) drop(each);
     if (task.kind !== 'export') refill(task.settings);
   }
 }
@@ -106,46 +129,70 @@ function retire(sandbox: Sandbox): void {
 }
 
 /**
- * The sandbox of a query: the one opened ahead when it was opened for the same files, limits and row order,
- * else one opened now on an instance of the reserve.
+ * A connection for a task, on the sandbox kept for its files, limits and row order, else on a sandbox opened now
+ * on an instance of the reserve. A kept sandbox has every layer of a fresh one: it can read only these files, with
+ * external access off and its configuration locked, whichever connection runs on it. What reuse gives up is a
+ * new instance per query: queries over the same files share the instance's caches, in turn. Layer 1 lets through
+ * only one SELECT over the declared aliases, with no function that changes state (query/sql-allowlist.ts), so a
+ * query leaves nothing for the next one but what DuckDB cached of public files; the connection, and whatever it
+ * held, is closed after each task. Measured on the 1M-point file: see BENCHMARKS.md, "Query overhead that holds".
  */
-async function takeSandbox(task: Exclude<WorkerTask, { kind: 'features' }>): Promise<Sandbox> {
-  const preserveOrder = keepsRowOrder(task.kind);
-  const opened = ahead;
-  ahead = undefined;
-  if (opened && opened.key === sandboxKey(task, preserveOrder)) {
-    const sandbox = await opened.sandbox.catch(() => undefined);
-    if (sandbox) return sandbox;
-  } else if (opened) opened.sandbox.then(retire, () => undefined);
-  return openSandbox(task.sources, task.settings, { preserveOrder, blank: await takeBlank(task.settings) });
+async function takeSandbox(task: WorkerTask, key: string | undefined): Promise<{ sandbox: Sandbox; connection: DuckDBConnection }> {
+  const found = key === undefined ? undefined : kept.get(key);
+  if (found) {
+    clearTimeout(found.idle);
+    kept.delete(key!);
+    try {
+      return { sandbox: found.sandbox, connection: await found.sandbox.instance.connect() };
+    } catch {
+      retire(found.sandbox);
+    }
+  }
+  // The reserve is made with the queries' limits; a features sandbox has its own, and is kept once made.
+  const blank = task.kind === 'features' ? undefined : await takeBlank(task.settings);
+  const sandbox = await openSandbox(task.sources, settingsOf(task), { preserveOrder: keepsRowOrder(task.kind), blank });
+  try {
+    return { sandbox, connection: await sandbox.instance.connect() };
+  } catch (error) {
+    sandbox.close();
+    throw error;
+  }
 }
 
-/**
- * Opens, once a query is answered, a sandbox for the next query on the same files: the next page, the bounds
- * and the tiles of a result read the files the query did. That takes the sandbox's setup (2.4 ms) off the next
- * query's path. The sandbox has every layer; a next query on other files, or after a file changed on disk,
- * takes an instance of the reserve instead and this one is closed.
- */
-function openAhead(task: Exclude<WorkerTask, { kind: 'features' }>): void {
-  const preserveOrder = keepsRowOrder(task.kind);
-  const key = sandboxKey(task, preserveOrder);
-  if (key === undefined) return;
-  const sandbox = takeBlank(task.settings).then((blank) => openSandbox(task.sources, task.settings, { preserveOrder, blank }));
-  sandbox.catch(() => undefined);
-  ahead = { key, sandbox };
+/** Keeps a sandbox for the next task over the same files, closing the least recently used past `KEEP`. */
+function keep(key: string, sandbox: Sandbox): void {
+  const idle = setTimeout(() => drop(key), KEEP_IDLE_MS);
+  idle.unref();
+  kept.set(key, { sandbox, idle });
+  while (kept.size > KEEP) drop(kept.keys().next().value!);
+}
+
+function drop(key: string): void {
+  const entry = kept.get(key);
+  if (!entry) return;
+  kept.delete(key);
+  clearTimeout(entry.idle);
+  retire(entry.sandbox);
+}
+
+/** The sandbox limits of a task: a features read needs little memory, and lives beside each query's own. */
+function settingsOf(task: WorkerTask): SandboxSettings {
+  return task.kind === 'features' ? { ...task.settings, memoryLimitMb: Math.min(task.settings.memoryLimitMb, FEATURES_MEMORY_MB) } : task.settings;
 }
 
 /**
  * What a sandbox depends on: each source's alias and file, with the file's size, mtime and ctime (ctime moves
- * with every write), the limits and the row order; undefined when a file cannot be read.
+ * with every write and cannot be set back, unlike mtime), the limits and the row order; undefined when a file
+ * cannot be read (the task then opens a sandbox of its own, and fails as a query would).
  */
-function sandboxKey(task: Exclude<WorkerTask, { kind: 'features' }>, preserveOrder: boolean): string | undefined {
+function sandboxKey(task: WorkerTask): string | undefined {
   try {
     const files = task.sources.map((source) => {
       const { size, mtimeMs, ctimeMs } = statSync(source.path);
       return [source.alias, source.path, size, mtimeMs, ctimeMs];
     });
-    return JSON.stringify([files, task.settings.threads, task.settings.memoryLimitMb, preserveOrder]);
+    const { threads, memoryLimitMb } = settingsOf(task);
+    return JSON.stringify([files, threads, memoryLimitMb, keepsRowOrder(task.kind)]);
   } catch {
     return undefined;
   }
@@ -174,30 +221,6 @@ function refill(settings: Pick<SandboxSettings, 'threads' | 'memoryLimitMb'>): v
     making = false;
     refill(settings);
   });
-}
-
-/**
- * The sandbox of an OGC features read. Its SQL is the engine's own, never a user's, so the sandbox of the file
- * (every layer: only that file allowed, external access off, configuration locked) is kept for the next read
- * of the same file, which then finds the file's metadata and data in DuckDB's caches: measured on the 1M-point
- * file, a bbox page took 60 ms in a fresh instance and 29 ms in a kept one. A file replaced on disk (another
- * size, mtime or ctime) gets a new sandbox; one whose stat fails is opened afresh and fails as a query would.
- */
-async function openFeatureSandbox(task: Extract<WorkerTask, { kind: 'features' }>): Promise<Sandbox> {
-  let identity: string | undefined;
-  try {
-    // ctime too: it moves with every write and cannot be set back, unlike mtime (a file restored with utimes).
-    const { size, mtimeMs, ctimeMs } = statSync(task.sources[0]!.path);
-    identity = `${task.sources[0]!.path}\n${size}\n${mtimeMs}\n${ctimeMs}`;
-  } catch {
-    identity = undefined;
-  }
-  if (identity !== undefined && kept?.identity === identity) return kept.sandbox;
-  kept?.sandbox.close();
-  kept = undefined;
-  const sandbox = await openSandbox(task.sources, { ...task.settings, memoryLimitMb: Math.min(task.settings.memoryLimitMb, FEATURES_MEMORY_MB) });
-  if (identity !== undefined) kept = { identity, sandbox };
-  return sandbox;
 }
 
 /** Pages, downloads, bounds and features read rows in file order (features page by row number); tiles need no order. */

@@ -77,7 +77,7 @@ describe('the query routes over a real socket', () => {
   });
 
   it('tell in Server-Timing where a query\'s time went, step by step, on pages, bounds and tiles', async () => {
-    const stepsOf = (response: Response) => {
+    const stepsOf = (response: Response): Record<string, number> => {
       const header = response.headers.get('server-timing') ?? '';
       return Object.fromEntries(header.split(', ').map((entry) => {
         const [name, duration] = entry.split(';dur=');

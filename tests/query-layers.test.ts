@@ -43,6 +43,29 @@ describe('layer 2: a sandboxed DuckDB instance', () => {
   });
 });
 
+describe('layer 2 on a kept sandbox: every later connection of the instance', () => {
+  it('reads its sources and no other file, cannot unlock, and keeps nothing a connection made', async () => {
+    const sandbox = await openSandbox([countries], settings);
+    sandbox.connection.closeSync();
+    const later = await sandbox.instance.connect();
+    expect((await later.runAndReadAll('SELECT count(*) FROM countries')).getRows()).toEqual([[177n]]);
+    const other = join(DATA, 'geonames/megacities/3.1.0/megacities.parquet');
+    for (const sql of [`SELECT * FROM read_parquet('${other}')`, "SELECT * FROM read_text('/etc/hostname')", "COPY (SELECT 1) TO '/tmp/geoshelf-escape.csv'"]) {
+      expect(await failure(() => later.run(sql)), sql).toMatch(/Permission Error|disabled/);
+    }
+    for (const sql of ['SET enable_external_access = true', "SET allowed_paths = ['/']", 'SET lock_configuration = false', 'SET threads = 64', "SET memory_limit = '64GB'"]) {
+      expect(await failure(() => later.run(sql)), sql).toMatch(/locked/i);
+    }
+    // What a connection holds (a temporary table, a macro; layer 1 lets no query make them) goes with it.
+    await later.run('CREATE TEMP TABLE left_behind AS SELECT 1 AS n');
+    later.closeSync();
+    const next = await sandbox.instance.connect();
+    expect(await failure(() => next.run('SELECT * FROM left_behind'))).toMatch(/does not exist/);
+    next.closeSync();
+    sandbox.close();
+  });
+});
+
 describe('layer 3: the worker pool', () => {
   const task = (sql: string): QueryTask => ({ kind: 'page', sql, sources: [countries], offset: 0, limit: 10, geometryColumn: undefined, resultCrs: undefined, settings });
 

@@ -82,7 +82,11 @@ describe('runaway queries', () => {
   });
 
   it('a cross join too large to hold stops at the memory limit with 422', async () => {
-    const response = await query('SELECT count(*) FROM cities a, cities b, cities c, cities d, cities e WHERE a.population + b.population + c.population + d.population + e.population = 7');
+    // A deadline that a busy machine cannot reach first: the memory limit must be what stops it.
+    const roomy = queryServer({ queryTimeoutMs: 60_000, queryWorkers: 1, querySpareWorkers: 0, queryMemoryMb: 256 });
+    const sql = 'SELECT count(*) FROM cities a, cities b, cities c, cities d, cities e WHERE a.population + b.population + c.population + d.population + e.population = 7';
+    const response = await post(roomy, '/api/queries', { sources: [sourceRef(roomy, 'countries', 'natural-earth', 'countries', 'countries-110m'), sourceRef(roomy, 'cities', 'geonames', 'cities', 'cities-1000')], sql });
+    await roomy.close();
     expect(response.status).toBe(422);
     expect(QueryErrorSchema.parse(await response.json()).code).toBe('query_out_of_memory');
     await expectNormalQueryWorks();
