@@ -1,5 +1,6 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdentifier, quoteLiteral } from '../core/sql.ts';
+import type { ColumnMemo } from './run-task.ts';
 import type { ResolvedSource } from './sources.ts';
 
 /** Limits of one sandboxed query. */
@@ -18,6 +19,8 @@ export interface SandboxSettings {
 export interface Sandbox {
   instance: DuckDBInstance;
   connection: DuckDBConnection;
+  /** The result columns of SQL texts run in it, which its fixed views decide (query/run-task.ts). */
+  columns: ColumnMemo;
   close: () => void;
 }
 
@@ -79,5 +82,5 @@ export async function openSandbox(sources: ResolvedSource[], settings: SandboxSe
     close();
     throw error;
   }
-  return { instance, connection, close };
+  return { instance, connection, columns: new Map(), close };
 }

@@ -82,14 +82,14 @@ async function run(id: number, task: WorkerTask): Promise<void> {
     const interrupted = () => state.interrupted;
     const connection = taken.connection;
     if (task.kind === 'tiles') {
-      await runTiles(connection, task, interrupted, (index, value) => answerTile(index, { ok: true, value }));
+      await runTiles(connection, task, interrupted, (index, value) => answerTile(index, { ok: true, value }), taken.sandbox.columns);
     } else {
       // A page laps `query` once DuckDB has answered (query/run-task.ts readPageRows): what follows is `rows`.
       const value = task.kind === 'page'
         ? await (task.format === 'arrow' ? runArrowPage : runPage)(connection, task, interrupted, clock.lap)
         : task.kind === 'features' ? await runFeatures(connection, task, interrupted)
         : task.kind === 'export' ? await runExport(connection, task, interrupted)
-        : task.kind === 'bounds' ? await runBounds(connection, task, interrupted) : await runTile(connection, task, interrupted);
+        : task.kind === 'bounds' ? await runBounds(connection, task, interrupted, taken.sandbox.columns) : await runTile(connection, task, interrupted, taken.sandbox.columns);
       clock.lap(task.kind === 'page' ? 'rows' : 'query');
       send({ type: 'done', id, outcome: { ok: true, value }, ms: spent(), steps: clock.steps });
     }

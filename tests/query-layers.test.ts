@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { toSafeError } from '../query/engine-errors.ts';
 import { QueryPool } from '../query/pool.ts';
 import type { PageValue, QueryTask } from '../query/protocol.ts';
-import { runPage } from '../query/run-task.ts';
+import { runBounds, runPage, runTile } from '../query/run-task.ts';
 import { openSandbox, type SandboxSettings } from '../query/sandbox.ts';
 import { stripTrailingSemicolons } from '../query/sql-source.ts';
 import { ROOT } from './helpers/catalog.ts';
@@ -127,6 +127,24 @@ describe('running a page', () => {
   ])('runs %j, whose end holds comments and semicolons', async (sql) => {
     const sandbox = await openSandbox([countries], settings);
     expect(JSON.parse(new TextDecoder().decode((await runPage(sandbox.connection, page(sql), () => false)).rowsJson))).toEqual([{ n: 1 }]);
+    sandbox.close();
+  });
+});
+
+describe('bounds and tiles in a kept sandbox', () => {
+  it('bind a result once to learn its columns, and answer as a sandbox that has not seen it', async () => {
+    const sandbox = await openSandbox([countries], settings);
+    const base = { sql: 'SELECT name, geometry FROM countries', sources: [countries], geometryColumn: undefined, settings };
+    const fresh = await runBounds(sandbox.connection, { ...base, kind: 'bounds' }, () => false);
+    const first = await runBounds(sandbox.connection, { ...base, kind: 'bounds' }, () => false, sandbox.columns);
+    expect(sandbox.columns.get(base.sql)).toEqual({ names: ['name', 'geometry'], types: ['VARCHAR', 'GEOMETRY'] });
+    const again = await runBounds(sandbox.connection, { ...base, kind: 'bounds' }, () => false, sandbox.columns);
+    expect([first, again]).toEqual([fresh, fresh]);
+    const tile = (memo?: typeof sandbox.columns) => runTile(sandbox.connection, { ...base, kind: 'tile', z: 1, x: 1, y: 0 }, () => false, memo);
+    expect(await tile(sandbox.columns)).toEqual(await tile());
+    // A geometry column the request names is checked against the remembered columns too.
+    await expect(runBounds(sandbox.connection, { ...base, kind: 'bounds', geometryColumn: 'name' }, () => false, sandbox.columns)).rejects.toMatchObject({ body: { code: 'geometry_column_not_geometry' } });
+    expect(sandbox.columns.size).toBe(1);
     sandbox.close();
   });
 });
