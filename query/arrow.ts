@@ -8,6 +8,7 @@ import { queryFailure } from './errors.ts';
 import { shapePage, type PageContext } from './page.ts';
 import type { QueryTask } from './protocol.ts';
 import { readPageRows } from './run-task.ts';
+import type { StepName } from './steps.ts';
 import { createValueConverter, projectGeometry } from './values.ts';
 
 /**
@@ -169,7 +170,7 @@ function streamOverhead(columns: number): number {
  * One page of the result as an Arrow stream: rows `offset` to `offset + limit`, cut earlier when the stream would
  * pass the response cap, as a JSON page is. One extra row is read to know whether more follow.
  */
-export async function runArrowPage(connection: DuckDBConnection, task: Extract<QueryTask, { kind: 'page' }>, isInterrupted: () => boolean, lap?: (step: string) => void): Promise<ArrowPageValue> {
+export async function runArrowPage(connection: DuckDBConnection, task: Extract<QueryTask, { kind: 'page' }>, isInterrupted: () => boolean, lap?: (step: StepName) => void): Promise<ArrowPageValue> {
   const { names, types, shape, raw, bytesRead } = await readPageRows(connection, task, isInterrupted, lap);
   const builder = createArrowBatchBuilder(names, types, { geometry: shape.geometry, resultCrs: task.resultCrs });
   const budget = task.settings.maxResponseBytes - streamOverhead(names.length);

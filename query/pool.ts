@@ -6,7 +6,7 @@ import {
 import { describeQueryError, type BusyCause, type QueryErrorBody } from './errors.ts';
 import type { FromWorker, QueryTask, TaskOutcome, ToWorker } from './protocol.ts';
 import type { SandboxSettings } from './sandbox.ts';
-import { totalOf, type Steps } from './steps.ts';
+import { STEP, totalOf, type Steps } from './steps.ts';
 
 /** Options of the worker pool. */
 export interface PoolOptions {
@@ -442,7 +442,7 @@ export class QueryPool {
 function withSteps(outcome: TaskOutcome, member: Member, job: Job, worker: Steps | undefined): TaskOutcome {
   if (!outcome.ok || !worker) return outcome;
   const hop = performance.now() - job.startedAt - totalOf(worker);
-  return { ...outcome, steps: { wait: job.startedAt - member.queuedAt, ...worker, hop: Math.max(0, hop) } };
+  return { ...outcome, steps: { [STEP.wait]: job.startedAt - member.queuedAt, ...worker, [STEP.hop]: Math.max(0, hop) } };
 }
 
 /**

@@ -21,7 +21,7 @@ import type { BoundsValue, PageValue, QueryTask, TaskOutcome, TileValue } from '
 import type { SandboxSettings } from './sandbox.ts';
 import { checkSameData, resolveSources } from './sources.ts';
 import { createQueryId, createToken, readToken, readTokenKeys, type TokenPayload } from './token.ts';
-import type { StepClock } from './steps.ts';
+import { STEP, type StepClock } from './steps.ts';
 import { SqlParser, type SqlCheck } from './validate-sql.ts';
 
 /** How many SQL check verdicts the service remembers (least recently used first out). */
@@ -176,7 +176,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     const sources = resolveSources(catalog().index, config.dataDir, query.sources, { ranBefore: true });
     checkSameData(sources, query.data);
     const check = await checkSql(query.sql, sources.map((source) => source.alias));
-    steps?.lap('check');
+    steps?.lap(STEP.check);
     // The checker already worded the refusal from the catalog's template, with the user's own identifiers.
     if (!check.ok) throw new QueryFailure({ code: check.code, status: QUERY_ERRORS[check.code].status, message: check.message, hint: QUERY_ERRORS[check.code].hint });
     const used = new Set(check.tablesUsed.map((name) => name.toLowerCase()));
@@ -211,7 +211,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     const request = parseRequest(QueryRequestSchema, input);
     const crs = request.result_crs === undefined ? undefined : resolveCrs(request.result_crs);
     if (request.result_crs !== undefined && !crs) throw queryFailure('unknown_crs', request.result_crs);
-    options.steps?.lap('parse');
+    options.steps?.lap(STEP.parse);
     const payload: TokenPayload = {
       qid: createQueryId(), sql: request.sql, sources: request.sources, limit: request.limit,
       data: resolveSources(catalog().index, config.dataDir, request.sources).map((source) => source.version ?? ''),
@@ -220,7 +220,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       ...(crs && !isLonLat(crs) ? { result_crs: crs } : {}),
     };
     const token = await createToken(payload, keys, config.queryTokenTtl);
-    options.steps?.lap('token');
+    options.steps?.lap(STEP.token);
     return answer(payload, token, 0, request.limit, started, client, options);
   };
 
@@ -228,9 +228,9 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
   const nextPage = async <T>(queryId: string, token: string | null | undefined, input: unknown, client: string | undefined, answer: (...args: Parameters<typeof answerPage>) => Promise<T>, options: PageOptions = {}) => {
     const started = performance.now();
     const query = await authorize(queryId, token);
-    options.steps?.lap('token');
+    options.steps?.lap(STEP.token);
     const request = parseRequest(QueryPageRequestSchema, input);
-    options.steps?.lap('parse');
+    options.steps?.lap(STEP.parse);
     return answer(query, token!, request.offset, request.page_size, started, client, options);
   };
 
@@ -254,13 +254,13 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     },
     async bounds(queryId, token, client, options = {}) {
       const query = await authorize(queryId, token);
-      options.steps?.lap('token');
+      options.steps?.lap(STEP.token);
       const { value } = await execute<BoundsValue>(query, client, (base) => ({ ...base, kind: 'bounds' }), options);
       return { bounds: value.bounds };
     },
     async tile(queryId, token, { z, x, y }, client, options = {}) {
       const query = await authorize(queryId, token);
-      options.steps?.lap('token');
+      options.steps?.lap(STEP.token);
       if (!isValidTile(z, x, y)) throw queryFailure('invalid_tile', MAX_TILE_ZOOM);
       // A tile depends only on the query and the build (the token fixes the query), so identical queries of
       // different users share it, and a map's repeated requests are answered from memory.

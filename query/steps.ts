@@ -6,9 +6,36 @@
  */
 export type Steps = Record<string, number>;
 
+/** The names of the steps, each given once here (a step name is never taken from a request). */
+export const STEP = {
+  /** Reading the request body. */
+  body: 'body',
+  /** Parsing and checking the request's fields. */
+  parse: 'parse',
+  /** Making the query token, or reading a token given. */
+  token: 'token',
+  /** The SQL check (layer 1 of the sandbox), with the sources resolved. */
+  check: 'check',
+  /** Waiting for a worker. */
+  wait: 'wait',
+  /** Taking the kept sandbox of the files, or opening one. */
+  sandbox: 'sandbox',
+  /** DuckDB's run (for bounds and tiles, all the worker's work past the sandbox). */
+  query: 'query',
+  /** Turning a page's rows into JSON or Arrow, in the worker. */
+  rows: 'rows',
+  /** The task's trip to the worker and the answer's back. */
+  hop: 'hop',
+  /** Making the response. */
+  shape: 'shape',
+} as const;
+
+/** A step's name. */
+export type StepName = (typeof STEP)[keyof typeof STEP];
+
 /** A stopwatch that records the time since its last lap under a step's name (adding to a step met before). */
 export interface StepClock {
-  lap: (step: string) => void;
+  lap: (step: StepName) => void;
   /** Records steps timed elsewhere (the pool's and the worker's) for the time since the last lap. */
   add: (steps: Steps | undefined) => void;
   steps: Steps;

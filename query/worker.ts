@@ -7,7 +7,7 @@ import { runArrowPage } from './arrow.ts';
 import { runExport } from './export.ts';
 import { runFeatures } from './features.ts';
 import { runBounds, runPage, runTile, runTiles } from './run-task.ts';
-import { startSteps } from './steps.ts';
+import { STEP, startSteps } from './steps.ts';
 import { createBlankInstance, openSandbox, type BlankInstance, type Sandbox, type SandboxSettings } from './sandbox.ts';
 
 /**
@@ -77,7 +77,7 @@ async function run(id: number, task: WorkerTask): Promise<void> {
     taken = await takeSandbox(task, key);
     state.connection = taken.connection;
     spent();
-    clock.lap('sandbox');
+    clock.lap(STEP.sandbox);
     if (state.interrupted) throw new QueryFailure(describeQueryError('query_timeout'));
     const interrupted = () => state.interrupted;
     const connection = taken.connection;
@@ -90,7 +90,7 @@ async function run(id: number, task: WorkerTask): Promise<void> {
         : task.kind === 'features' ? await runFeatures(connection, task, interrupted)
         : task.kind === 'export' ? await runExport(connection, task, interrupted)
         : task.kind === 'bounds' ? await runBounds(connection, task, interrupted, taken.sandbox.columns) : await runTile(connection, task, interrupted, taken.sandbox.columns);
-      clock.lap(task.kind === 'page' ? 'rows' : 'query');
+      clock.lap(task.kind === 'page' ? STEP.rows : STEP.query);
       send({ type: 'done', id, outcome: { ok: true, value }, ms: spent(), steps: clock.steps });
     }
   } catch (error) {

@@ -5,7 +5,7 @@ import { serializeQueryResult } from '../query/page.ts';
 import { MAX_QUERY_BODY_BYTES } from '../core/constants.ts';
 import { MAX_TILE_ZOOM } from '../core/geo/mvt.ts';
 import type { QueryService, QueryTile } from '../query/service.ts';
-import { serverTiming, startSteps, type StepClock } from '../query/steps.ts';
+import { serverTiming, startSteps, STEP, type StepClock } from '../query/steps.ts';
 import { QUERY_ROUTES, QUERY_TOKEN_HEADER, TILE_CONTENT_TYPE, type DownloadFormat } from '../core/api/catalog/routes.ts';
 import { readJsonBody } from './body.ts';
 import { requestClientOf } from './client-address.ts';
@@ -49,7 +49,7 @@ export function registerQueryRoutes(app: H3, service: QueryService, options: Que
     createQuery: async (event) => {
       const steps = startSteps();
       const body = await readQueryBody(event);
-      steps.lap('body');
+      steps.lap(STEP.body);
       return timed(prefersArrow(event.req.headers.get('accept'))
         ? respondArrowPage(await service.runArrow(body, requestClientOf(event), { steps }))
         : jsonBytes(serializeQueryResult(await service.run(body, requestClientOf(event), { steps }))), steps);
@@ -57,7 +57,7 @@ export function registerQueryRoutes(app: H3, service: QueryService, options: Que
     getQueryPage: async (event, { query_id }) => {
       const steps = startSteps();
       const body = await readQueryBody(event);
-      steps.lap('body');
+      steps.lap(STEP.body);
       return timed(prefersArrow(event.req.headers.get('accept'))
         ? respondArrowPage(await service.pageArrow(String(query_id), token(event), body, requestClientOf(event), { steps }))
         : jsonBytes(serializeQueryResult(await service.page(String(query_id), token(event), body, requestClientOf(event), { steps }))), steps);
@@ -114,7 +114,7 @@ function respondTile(request: Request, tile: QueryTile, maxAge: number): Respons
  * Timing-Allow-Origin lets a page of another origin read it too.
  */
 function timed(response: Response, steps: StepClock): Response {
-  steps.lap('shape');
+  steps.lap(STEP.shape);
   response.headers.set('server-timing', serverTiming(steps.steps));
   response.headers.set('timing-allow-origin', '*');
   return response;
