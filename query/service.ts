@@ -77,11 +77,8 @@ export interface PageOptions {
   steps?: StepClock;
 }
 
-/** Options of the calls that answer bounds and tiles. */
-export interface RunOptions {
-  /** As in {@link PageOptions}. */
-  steps?: StepClock;
-}
+/** Options of the calls that answer bounds and tiles: the stopwatch of {@link PageOptions}. */
+export type RunOptions = Pick<PageOptions, 'steps'>;
 
 /** A stored GeoParquet file that features are read from. */
 export interface FeatureFile {
