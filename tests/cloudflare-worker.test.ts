@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Miniflare } from 'miniflare';
@@ -29,7 +30,10 @@ describe('the Cloudflare Worker of docs/ in workerd, in front of an R2 bucket fi
     geoshelf = createServer({ config, serveData: true });
     const port = await findFreePort();
     originUrl = `http://127.0.0.1:${port}`;
-    const record = (request: Request) => seenByOrigin.push(new URL(request.url).pathname + new URL(request.url).search);
+    const record = (request: Request) => {
+      const { pathname, search } = new URL(request.url);
+      seenByOrigin.push(pathname + search);
+    };
     origin = await listen({ fetch: (request) => (record(request), geoshelf.fetch(request)) }, { port, hostname: '127.0.0.1' });
     const script = await bundleWorker();
     const worker = { modules: true, script, compatibilityDate: '2026-07-01', r2Buckets: { BUCKET: 'site' } };
@@ -41,7 +45,7 @@ describe('the Cloudflare Worker of docs/ in workerd, in front of an R2 bucket fi
       ],
     });
     edge = await mf.ready;
-    await fillBucket(await getBucket(mf, 'edge'), { distDir: config.distDir, dataDir: config.dataDir, prefix: PREFIX, maxAge: config.cacheMaxAge, dataFiles: [PARQUET] });
+    await fillBucket(await getBucket(mf, 'edge'), { distDir: config.distDir, dataDir: config.dataDir, prefix: PREFIX, maxAge: config.cacheMaxAge, dataUnder: 'geonames/cities/' });
   }, 180_000);
   afterAll(async () => {
     await mf?.dispose();
@@ -163,6 +167,7 @@ describe('the Cloudflare Worker of docs/ in workerd, in front of an R2 bucket fi
     const head = await viaEdge(`/data/${PARQUET}`, { range: 'bytes=0-3' });
     expect([head.status, head.body.toString()]).toEqual([206, 'PAR1']);
     expect(head.headers['content-type']).toBe('application/vnd.apache.parquet');
+    expect(head.headers.etag).toBe(`"${hash('sha256', file, 'hex')}"`);
   });
 
   describe('with the server down', () => {

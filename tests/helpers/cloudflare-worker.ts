@@ -4,7 +4,9 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { Miniflare } from 'miniflare';
 import { build } from 'rolldown';
-import { readManifest } from '../../runtime/manifest.ts';
+import { MANIFEST_KEY, planPublish } from '../../deploy/publish-plan.ts';
+import { readPublishedTree } from '../../deploy/published-tree.ts';
+import { serializeManifest } from '../../runtime/manifest.ts';
 import { ROOT } from './catalog.ts';
 
 /** The example Worker of docs/, bundled with its `core/` imports into one ES module, as wrangler would. */
@@ -17,8 +19,13 @@ export async function bundleWorker(): Promise<string> {
  * The call of miniflare's R2 bucket the fill makes. Its own types need @cloudflare/workers-types, which is not
  * installed, so they are written out here.
  */
+interface HttpMetadata {
+  contentType: string;
+  cacheControl: string;
+  contentEncoding?: string;
+}
 interface Bucket {
-  put(key: string, value: Uint8Array, options: { httpMetadata: Record<string, string>; customMetadata: Record<string, string> }): Promise<unknown>;
+  put(key: string, value: Uint8Array, options: { httpMetadata: HttpMetadata; customMetadata: Record<string, string> }): Promise<unknown>;
 }
 
 /** The bucket a worker of `mf` is bound to as `BUCKET`, to fill from Node. */
@@ -38,31 +45,33 @@ export interface FillOptions {
   dataDir: string;
   prefix: string;
   maxAge: number;
-  /** Data files to put under `data/` (paths in the data folder). */
-  dataFiles: string[];
+  /** Which data files to put (all 89 of the sample add about 66 MB and 20 s): those whose path starts so. */
+  dataUnder: string;
 }
 
-/** The objects of the publish layout: every manifest key, its `.br`/`.gz` siblings, the given data files, then the manifest. */
+/**
+ * Puts a built tree into an R2 bucket as `npm run publish` lays it out (deploy/publish-plan.ts decides each
+ * object's key, type, encoding, Cache-Control and sha256), the manifest last. R2's S3 API stores those headers as
+ * `httpMetadata` and `x-amz-meta-sha256` as `customMetadata.sha256`, which is what this writes directly.
+ */
 export async function fillBucket(bucket: Bucket, options: FillOptions): Promise<number> {
-  const manifest = (await readManifest(options.distDir))!;
-  const cacheControl = (key: string) => (key.startsWith('_site/assets/') ? 'public, max-age=31536000, immutable' : `public, max-age=${options.maxAge}`);
-  const objects: { key: string; file: string; contentType: string; contentEncoding?: string; sha256: string }[] = [];
-  for (const [key, entry] of Object.entries(manifest.files)) {
-    const file = join(options.distDir, key);
-    objects.push({ key, file, contentType: entry.type, sha256: entry.sha256 });
-    if (entry.br !== undefined) objects.push({ key: `${key}.br`, file: `${file}.br`, contentType: entry.type, contentEncoding: 'br', sha256: entry.sha256 });
-    if (entry.gz !== undefined) objects.push({ key: `${key}.gz`, file: `${file}.gz`, contentType: entry.type, contentEncoding: 'gzip', sha256: entry.sha256 });
-  }
-  for (const path of options.dataFiles) {
-    const file = join(options.dataDir, path);
-    objects.push({ key: `data/${path}`, file, contentType: 'application/vnd.apache.parquet', sha256: hash('sha256', await readFile(file), 'hex') });
-  }
-  objects.push({ key: 'manifest.json', file: join(options.distDir, 'manifest.json'), contentType: 'application/json', sha256: hash('sha256', await readFile(join(options.distDir, 'manifest.json')), 'hex') });
-  for (const object of objects) {
-    const httpMetadata = { contentType: object.contentType, cacheControl: cacheControl(object.key), ...(object.contentEncoding ? { contentEncoding: object.contentEncoding } : {}) };
-    await bucket.put(options.prefix + object.key, await readFile(object.file), { httpMetadata, customMetadata: { sha256: object.sha256 } });
-  }
-  return objects.length;
+  const { manifest } = await readPublishedTree(options.distDir, options.dataDir);
+  const objects = planPublish(manifest, undefined, { maxAge: options.maxAge }).upload
+    .filter((object) => object.from === 'dist' || object.path.startsWith(options.dataUnder));
+  const put = async (key: string, bytes: Uint8Array, httpMetadata: HttpMetadata, sha256: string) => {
+    await bucket.put(options.prefix + key, bytes, { httpMetadata, customMetadata: { sha256 } });
+  };
+  const queue = [...objects];
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    for (let object = queue.shift(); object; object = queue.shift()) {
+      const bytes = await readFile(join(object.from === 'dist' ? options.distDir : options.dataDir, object.path));
+      const encoding = object.contentEncoding ? { contentEncoding: object.contentEncoding } : {};
+      await put(object.key, bytes, { contentType: object.contentType, cacheControl: object.cacheControl, ...encoding }, object.sha256);
+    }
+  }));
+  const manifestBytes = new TextEncoder().encode(serializeManifest(manifest));
+  await put(MANIFEST_KEY, manifestBytes, { contentType: 'application/json', cacheControl: `public, max-age=${options.maxAge}` }, hash('sha256', manifestBytes, 'hex'));
+  return objects.length + 1;
 }
 
 /** A response as it came over the wire: status, headers and the body bytes, still encoded. */
