@@ -45,7 +45,7 @@ async function timedBuild(config: Config): Promise<{ ms: number; result: BuildRe
 }
 
 /** Sections that read the 10k-dataset synthetic catalog; a run of none of them skips building it (minutes on 2 cores). */
-const SYNTHETIC_READERS = ['builds', 'listings', 'compression', 'build-load', 'stac-build', 'stac-search'];
+const SYNTHETIC_READERS = ['builds', 'listings', 'compression', 'build-load', 'stac-build', 'stac-search', 'publish'];
 
 /** Build throughput and tree size of the sample and of the synthetic catalog, and the incremental rebuild time. */
 export async function benchBuilds(bench: BenchContext): Promise<void> {

@@ -17,6 +17,7 @@ import { benchFleet } from './fleet-bench.ts';
 import { benchMcp } from './mcp-bench.ts';
 import { benchQueryLoad } from './query-load-bench.ts';
 import { benchPreview } from './preview-bench.ts';
+import { benchPublish } from './publish-bench.ts';
 import { benchSearch } from './search-bench.ts';
 import { benchSite } from './site-bench.ts';
 import { benchStacBuild } from './stac-build-bench.ts';
@@ -58,6 +59,7 @@ const SECTIONS: Record<string, (bench: BenchContext) => Promise<void>> = {
   zip: benchDownloadZip,
   stall: benchStalls,
   lighthouse: benchLighthouse,
+  publish: benchPublish,
 };
 
 async function main(): Promise<void> {

@@ -1,0 +1,94 @@
+/**
+ * `npm run bench -- publish`: `npm run publish` into a real S3 API (s3rver, with the real SDK), against a plain
+ * upload loop of the same objects in the same run, and a one-edit publish of the 10k × 3 tree.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { objectsOfEntry, type PublishObject } from '../deploy/publish-plan.ts';
+import { publish } from '../deploy/publish.ts';
+import { readPublishedTree } from '../deploy/published-tree.ts';
+import { buildCatalog } from '../generator/build.ts';
+import { serializeManifest } from '../runtime/manifest.ts';
+import type { Config } from '../runtime/config.ts';
+import { startBucket, type TestBucket } from '../tests/helpers/bucket.ts';
+import { benchConfig, median } from './build-bench.ts';
+import { writeSyntheticCatalog } from './synthetic-catalog.ts';
+import type { BenchContext } from './run.ts';
+
+const CONCURRENCY = 8;
+const MAX_AGE = 300;
+
+/** The objects of a tree as publish stores them, put by a bare loop `CONCURRENCY` at a time: no diff, no manifest. */
+async function plainUpload(bucket: TestBucket, config: Config, prefix: string): Promise<{ objects: number; ms: number }> {
+  const { manifest } = await readPublishedTree(config.distDir, config.dataDir);
+  const objects: PublishObject[] = Object.keys(manifest.files).flatMap((key) => objectsOfEntry(key, manifest.files[key]!, MAX_AGE));
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+    while (next < objects.length) {
+      const object = objects[next++]!;
+      const body = await readFile(join(object.from === 'dist' ? config.distDir : config.dataDir, object.path));
+      await bucket.client.send(new PutObjectCommand({
+        Bucket: bucket.bucket, Key: `${prefix}/${object.key}`, Body: body, ContentType: object.contentType, CacheControl: object.cacheControl, Metadata: { sha256: object.sha256 },
+        ...(object.contentEncoding ? { ContentEncoding: object.contentEncoding } : {}),
+      }));
+    }
+  }));
+  return { objects: objects.length, ms: performance.now() - started };
+}
+
+async function timedPublish(bucket: TestBucket, config: Config, prefix: string) {
+  const summary = await publish({ distDir: config.distDir, dataDir: config.dataDir, target: `s3://${bucket.bucket}/${prefix}`, cacheMaxAge: MAX_AGE, concurrency: CONCURRENCY, env: bucket.env, log: () => undefined });
+  return { objects: summary.uploaded + 1, ms: summary.seconds * 1000, summary };
+}
+
+/** First publishes against the plain loop, in `rounds` rounds with a random side first; met only if every round is. */
+async function compareFirstPublish(bench: BenchContext, bucket: TestBucket, config: Config, name: string, rounds: number): Promise<void> {
+  const ratios: string[] = [];
+  let met = true;
+  for (let round = 0; round < rounds; round++) {
+    const sides = [() => timedPublish(bucket, config, `${name}-publish-${round}`), () => plainUpload(bucket, config, `${name}-plain-${round}`)];
+    const publishFirst = Math.random() < 0.5;
+    const [a, b] = publishFirst ? [await sides[0]!(), await sides[1]!()] : [await sides[1]!(), await sides[0]!()].reverse();
+    const rate = (side: { objects: number; ms: number }) => side.objects / (side.ms / 1000);
+    const ratio = rate(a!) / rate(b!);
+    met &&= ratio >= 0.8;
+    ratios.push(`${ratio.toFixed(2)}× (${rate(a!).toFixed(0)} / ${rate(b!).toFixed(0)} objects/s, ${publishFirst ? 'publish' : 'plain'} first)`);
+  }
+  bench.report(`${name}: first publish / plain upload loop, objects per second`, ratios.join('; '), `${rounds} round(s); target ≥ 0.8× in every round: ${met ? 'met' : 'missed'}`);
+}
+
+/** Publish figures: first publishes of the sample and of a 1k × 3 tree, and one-edit publishes of the 10k × 3 tree. */
+export async function benchPublish(bench: BenchContext): Promise<void> {
+  bench.section('Publish to an S3 API (s3rver)');
+  const bucket = await startBucket('bench-publish');
+  try {
+    await compareFirstPublish(bench, bucket, bench.kept('sample'), 'sample', 3);
+
+    const catalogDir = join(bench.root, 'publish-1k', 'catalog');
+    await writeSyntheticCatalog({ dir: catalogDir, datasets: 1000, filesPerDataset: 3, collections: 20, sampleCatalogDir: join(bench.repo, 'catalog-data') });
+    const thousand = benchConfig(join(bench.root, 'publish-1k'), catalogDir, join(bench.repo, 'catalog-data', 'data'));
+    await buildCatalog({ config: thousand });
+    await compareFirstPublish(bench, bucket, thousand, '1k × 3', 1);
+
+    // The 10k tree's first publish would take about an hour each side at s3rver's speed here (150 small objects/s),
+    // so the bucket starts from the published manifest alone: what a one-edit publish reads, diffs and writes.
+    const synthetic = bench.kept('synthetic');
+    const seeded = await readPublishedTree(synthetic.distDir, synthetic.dataDir);
+    await bucket.client.send(new PutObjectCommand({ Bucket: bucket.bucket, Key: '10k/manifest.json', Body: serializeManifest(seeded.manifest), ContentType: 'application/json' }));
+    const edited = join(synthetic.catalogDir, 'datasets', 'collection-3', 'dataset-4243.yaml');
+    const record = await readFile(edited, 'utf8');
+    const runs: { ms: number; objects: number; purge: number }[] = [];
+    for (let round = 0; round < 3; round++) {
+      await writeFile(edited, record.replace('description: >-\n', `description: >-\n  Published in round ${round}.\n`));
+      await buildCatalog({ config: synthetic });
+      const { ms, summary } = await timedPublish(bucket, synthetic, '10k');
+      runs.push({ ms, objects: summary.uploaded, purge: summary.invalidations.length });
+    }
+    const met = runs.every((run) => run.ms <= 10_000 && run.objects < 100);
+    bench.report('10k × 3: publish after editing one dataset', runs.map((run) => `${(run.ms / 1000).toFixed(2)} s, ${run.objects} objects, ${run.purge} URLs`).join('; '), `median ${(median(runs.map((run) => run.ms)) / 1000).toFixed(2)} s; target ≤ 10 s and < 100 objects in every round: ${met ? 'met' : 'missed'}`);
+  } finally {
+    await bucket.stop();
+  }
+}
