@@ -32,6 +32,7 @@ export async function benchCiRebuild(bench: BenchContext): Promise<void> {
   const patterns = listCachePaths(workflow, env);
   const warm = join(bench.root, 'ci-warm');
   await cloneRepository(bench.repo, warm);
+  await installModules(bench.repo, warm);
   const cold = await timeBuild(warm, env);
   bench.report('fresh clone, no cache: npm run build', `${cold.seconds.toFixed(1)} s`, `makes ${cold.twinsMade} PMTiles twins, reads every data file, compiles the web app; the run the cache is saved from`);
 
@@ -47,12 +48,16 @@ export async function benchCiRebuild(bench: BenchContext): Promise<void> {
   let twinsMade = 0;
   for (let round = 0; round < ROUNDS; round++) {
     const fresh = join(bench.root, `ci-fresh-${round}`);
-    const started = performance.now();
+    let started = performance.now();
     await cloneRepository(bench.repo, fresh);
+    let seconds = (performance.now() - started) / 1000;
+    await installModules(bench.repo, fresh);
+    started = performance.now();
     await copyFiles(warm, fresh, cached);
     await editOneRecord(join(fresh, 'catalog-data'), `fresh ${round}`);
     const build = await timeBuild(fresh, env);
-    totals.push((performance.now() - started) / 1000);
+    seconds += (performance.now() - started) / 1000;
+    totals.push(seconds);
     builds.push(build.seconds);
     twinsMade += build.twinsMade;
     await rm(fresh, { recursive: true, force: true });
@@ -62,7 +67,7 @@ export async function benchCiRebuild(bench: BenchContext): Promise<void> {
   bench.report(
     'fresh clone + cache restored + one-record edit + npm run build',
     `${total.toFixed(1)} s`,
-    `median of ${ROUNDS} (${totals.map((value) => value.toFixed(1)).join(', ')} s); target ≤ 60 s ${total <= 60 ? 'met' : 'missed'}; ${(cold.seconds / total).toFixed(1)}× faster than no cache; ${twinsMade} twins made in all rounds; the restore is a local copy of ${cached.length} files, \`npm ci\` a hard-linked node_modules without its .cache (not timed)`,
+    `median of ${ROUNDS} (${totals.map((value) => value.toFixed(1)).join(', ')} s); target ≤ 60 s ${total <= 60 ? 'met' : 'missed'}; ${(cold.seconds / total).toFixed(1)}× faster than no cache; ${twinsMade} twins made in all rounds; the clone is local, the restore a local copy of ${cached.length} files; \`npm ci\` (a hard-linked node_modules without its .cache here) is not timed`,
   );
   bench.report('of which npm run build', `${median(builds).toFixed(1)} s`, `median of ${ROUNDS}; compiles the web app (node_modules/.cache is not cached) and hashes every data file again (new mtimes)`);
   bench.report('the same edit in the warm clone: npm run build', `${median(floor).toFixed(1)} s`, `median of ${ROUNDS}; the floor: incremental, everything cached`);
@@ -70,12 +75,16 @@ export async function benchCiRebuild(bench: BenchContext): Promise<void> {
   await rm(warm, { recursive: true, force: true });
 }
 
-/**
- * A fresh clone of the repository's HEAD, with a hard-linked copy of its node_modules standing in for `npm ci`: it
- * leaves out node_modules/.cache, where the build keeps the compiled web app, since `npm ci` starts without one.
- */
+/** A fresh clone of the repository's HEAD: committed files only, nothing git ignores. */
 async function cloneRepository(repo: string, target: string): Promise<void> {
   await promisify(execFile)('git', ['clone', '--quiet', '--no-hardlinks', repo, target]);
+}
+
+/**
+ * A hard-linked copy of the repository's node_modules, standing in for `npm ci`: it leaves out node_modules/.cache,
+ * where the build keeps the compiled web app, since `npm ci` starts without one.
+ */
+async function installModules(repo: string, target: string): Promise<void> {
   const modules = await realpath(join(repo, 'node_modules'));
   const entries = (await readdir(modules)).filter((name) => name !== '.cache');
   await promisify(execFile)('mkdir', [join(target, 'node_modules')]);
