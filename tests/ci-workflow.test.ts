@@ -1,14 +1,16 @@
-import { cp, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, cp, readFile, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCatalog } from '../generator/build.ts';
 import type { ModelFile } from '../runtime/manifest.ts';
 import { readPmTilesInfo } from '../runtime/pmtiles.ts';
 import { SETTINGS } from '../runtime/config.ts';
+import { hasCommand } from '../scripts/fleet.ts';
 import { makeTempDir, ROOT } from './helpers/catalog.ts';
 import { sampleConfig } from './helpers/sample.ts';
+import { startBucket } from './helpers/bucket.ts';
 import {
-  configForCheckout, copyCheckout, copyFiles, editOneRecord, listCachedFiles, listCachePaths, listSteps, readJobEnv, readWorkflow,
+  configForCheckout, copyCheckout, copyFiles, editOneRecord, findStep, listCachedFiles, listCachePaths, listSteps, readJobEnv, readWorkflow, runStep,
   type Workflow,
 } from './helpers/ci-workflow.ts';
 
@@ -20,6 +22,9 @@ const SETTING_NAMES = new Set<string>(Object.values(SETTINGS).map((setting) => s
 /** The sample's smallest twin (10 KB from 5 KB of GeoParquet): the one the tests make again. */
 const SMALL_TWIN = 'us-census/us-state-capitals/3.1.0/us-state-capitals.pmtiles';
 const OTHER_TWIN = 'natural-earth/land/2.0.2/land-110m.pmtiles';
+
+const HAS_JQ = hasCommand('jq');
+if (!HAS_JQ) console.warn('tests/ci-workflow.test.ts: the CloudFront purge step is not run, jq is not installed (apt-get install -y jq)');
 
 const runOf = (workflow: Workflow, pattern: RegExp) => listSteps(workflow).find((step) => pattern.test(step.run ?? ''));
 
@@ -75,7 +80,8 @@ describe('docs/ci-workflow.yml', () => {
   });
 });
 
-describe('the workflow\'s caches', () => {
+describe('a CI run of the workflow', () => {
+  let workflow: Workflow;
   let previous: string;
   let store: string;
   let cached: string[];
@@ -83,17 +89,19 @@ describe('the workflow\'s caches', () => {
   let patterns: string[];
   let manifestBefore: string;
   let firstTwins: { made: number; current: number };
+  let fresh: string;
   const folders: string[] = [];
-  const checkout = async (prefix: string) => {
+  const checkout = async (prefix: string, paths: string[] = ['catalog-data']) => {
     const folder = await makeTempDir(prefix);
     folders.push(folder);
-    await copyCheckout(folder);
+    await copyCheckout(folder, paths);
     return folder;
   };
+  const contexts = (vars: Record<string, string> = VARS, secrets: Record<string, string> = {}) => ({ env: readJobEnv(workflow, vars), vars, secrets });
 
   // The run before: a checkout holding the twins the sample build made, but one, and its build caches.
   beforeAll(async () => {
-    const workflow = await readWorkflow();
+    workflow = await readWorkflow();
     env = readJobEnv(workflow, VARS);
     patterns = listCachePaths(workflow, env);
     previous = await checkout('geoshelf-ci-previous-');
@@ -107,12 +115,12 @@ describe('the workflow\'s caches', () => {
     store = await makeTempDir('geoshelf-ci-cache-');
     folders.push(store);
     await copyFiles(previous, store, cached);
-  });
+  }, 180_000);
   afterAll(async () => {
     await Promise.all(folders.map((folder) => rm(folder, { recursive: true, force: true })));
   });
 
-  it('hold every twin the build makes, its build caches, and no file a checkout has', async () => {
+  it('caches every twin the build makes, its build caches, and no file a checkout has', async () => {
     expect(firstTwins).toEqual({ made: 1, current: 26 });
     const { model } = JSON.parse(await readFile(join(configForCheckout(previous, env).distDir, '_geoshelf/model.json'), 'utf8')) as ModelFile;
     const twinPaths = model.collections.flatMap((collection) => collection.datasets).flatMap((dataset) => dataset.files).flatMap((file) => file.formats)
@@ -125,16 +133,17 @@ describe('the workflow\'s caches', () => {
     expect(await listCachedFiles(await checkout('geoshelf-ci-clean-'), patterns)).toEqual([]);
   });
 
-  it('let a fresh checkout rebuild a one-record edit making no twin and reading no data file, into the tree a warm checkout builds', async () => {
-    const fresh = await checkout('geoshelf-ci-fresh-');
+  it('builds a one-record edit in a fresh checkout with the caches restored, making no twin, into the tree a warm checkout builds', async () => {
+    fresh = await checkout('geoshelf-ci-fresh-', ['.']);
+    await symlink(await realpath(join(ROOT, 'node_modules')), join(fresh, 'node_modules'));
     await copyFiles(store, fresh, cached);
     const config = configForCheckout(fresh, env);
     const name = await editOneRecord(config.catalogDir, 'edited in CI');
     const twin = join(config.dataDir, SMALL_TWIN);
     const restored = await stat(twin);
-    const result = await buildCatalog({ config });
-    expect(result.twins).toEqual({ made: 0, current: 27 });
-    expect(result.dataFilesRead).toBe(0);
+    const build = await runStep(findStep(workflow, 'Build'), fresh, contexts());
+    expect(build.code, build.output).toBe(0);
+    expect(build.output).toContain('PMTiles twins: 0 made, 27 current');
     expect((await stat(twin)).mtimeMs).toBe(restored.mtimeMs);
     const land = JSON.parse(await readFile(join(config.distDir, 'api/collections/natural-earth/datasets/land/index.json'), 'utf8')) as { dataset: { name: string } };
     expect(land.dataset.name).toBe(name);
@@ -143,9 +152,55 @@ describe('the workflow\'s caches', () => {
     await editOneRecord(warm.catalogDir, 'edited in CI');
     expect((await buildCatalog({ config: warm })).mode).toBe('incremental');
     expect(await readFile(join(config.distDir, 'manifest.json'), 'utf8')).toBe(await readFile(join(warm.distDir, 'manifest.json'), 'utf8'));
-  });
+  }, 180_000);
 
-  it('never give a wrong tree when stale: a restored twin of other data is made again, and the tree is the one before', async () => {
+  it('publishes as written, and hands CloudFront the purge list: every changed URL under the base URL\'s path, or one wildcard past 1,000', async () => {
+    const bucket = await startBucket();
+    const fakeBin = await makeTempDir('geoshelf-ci-bin-');
+    folders.push(fakeBin);
+    const log = join(fakeBin, 'aws.log');
+    await writeFile(join(fakeBin, 'aws'), '#!/bin/sh\nprintf \'%s\\n\' "$@" > "$FAKE_AWS_LOG"\nfor arg; do case "$arg" in file://*) cp "${arg#file://}" "$FAKE_AWS_LOG.batch";; esac; done\necho I2J0INVALIDATION\n');
+    await chmod(join(fakeBin, 'aws'), 0o755);
+    const extra = { PATH: `${fakeBin}:${process.env.PATH}`, FAKE_AWS_LOG: log };
+    const vars = { ...VARS, BUCKET: bucket.bucket, PREFIX: 'site', AWS_REGION: 'us-east-1', AWS_ENDPOINT_URL_S3: bucket.endpoint, CLOUDFRONT_DISTRIBUTION_ID: 'E2EXAMPLE' };
+    const secrets = { AWS_ACCESS_KEY_ID: bucket.env.AWS_ACCESS_KEY_ID!, AWS_SECRET_ACCESS_KEY: bucket.env.AWS_SECRET_ACCESS_KEY! };
+    const purge = async (withVars = vars) => {
+      await rm(`${log}.batch`, { force: true });
+      const run = await runStep(findStep(workflow, 'Purge CloudFront'), fresh, contexts(withVars, secrets), extra);
+      expect(run.code, run.output).toBe(0);
+      const batch = await readFile(`${log}.batch`, 'utf8').then((text) => JSON.parse(text) as { Paths: { Quantity: number; Items: string[] }; CallerReference: string }, () => undefined);
+      return { run, batch, args: batch ? (await readFile(log, 'utf8')).split('\n') : [] };
+    };
+    try {
+      const first = await runStep(findStep(workflow, 'Publish'), fresh, contexts(vars, secrets), extra);
+      expect(first.code, first.output).toBe(0);
+      expect(first.output).not.toContain(secrets.AWS_SECRET_ACCESS_KEY);
+      expect(await bucket.head('site/manifest.json')).toBeDefined();
+      expect(await bucket.head(`site/data/${SMALL_TWIN}`)).toBeDefined();
+
+      await editOneRecord(configForCheckout(fresh, env).catalogDir, 'edited again');
+      expect((await runStep(findStep(workflow, 'Build'), fresh, contexts())).code).toBe(0);
+      expect((await runStep(findStep(workflow, 'Publish'), fresh, contexts(vars, secrets), extra)).code).toBe(0);
+      const urls = JSON.parse(await readFile(join(fresh, 'purge.json'), 'utf8')) as string[];
+      expect(urls).toEqual(expect.arrayContaining(['/api/collections/natural-earth/datasets/land', '/collections/natural-earth/datasets/land/']));
+      if (!HAS_JQ) return;
+      const { batch, args } = await purge();
+      expect(batch?.Paths).toEqual({ Quantity: urls.length, Items: urls });
+      expect(batch?.CallerReference).toBe('1-1');
+      expect(args.slice(0, 4)).toEqual(['cloudfront', 'create-invalidation', '--distribution-id', 'E2EXAMPLE']);
+      expect((await purge({ ...vars, GEOSHELF_BASE_URL: 'https://example.org/catalog/' })).batch?.Paths.Items).toEqual(urls.map((url) => `/catalog${url}`));
+
+      await writeFile(join(fresh, 'purge.json'), JSON.stringify(Array.from({ length: 1001 }, (_, index) => `/api/datasets/${index}`)));
+      expect((await purge()).batch?.Paths).toEqual({ Quantity: 1, Items: ['/*'] });
+      await writeFile(join(fresh, 'purge.json'), '[]');
+      const none = await purge();
+      expect([none.batch, none.run.output.trim()]).toEqual([undefined, 'nothing to purge']);
+    } finally {
+      await bucket.stop();
+    }
+  }, 240_000);
+
+  it('never gives a wrong tree from a stale cache: a restored twin of other data is made again, and the tree is the one before', async () => {
     const stale = await checkout('geoshelf-ci-stale-');
     await copyFiles(store, stale, cached);
     const config = configForCheckout(stale, env);
@@ -156,5 +211,5 @@ describe('the workflow\'s caches', () => {
     expect(remade.equals(await readFile(join(store, env.GEOSHELF_DATA_DIR!, SMALL_TWIN)))).toBe(true);
     expect((await readPmTilesInfo(join(config.dataDir, SMALL_TWIN))).metadata.name).toBe('us-state-capitals');
     expect(await readFile(join(config.distDir, 'manifest.json'), 'utf8')).toBe(manifestBefore);
-  });
+  }, 180_000);
 });

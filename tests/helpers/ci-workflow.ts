@@ -3,7 +3,7 @@
  * commands, its cache paths), and plays a fresh checkout with those caches restored. Shared by
  * tests/ci-workflow.test.ts and the `ci` bench section, so both follow the workflow users copy.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { cp, glob, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -43,12 +43,19 @@ export function listSteps(workflow: Workflow): WorkflowStep[] {
   return Object.values(workflow.jobs).flatMap((job) => job.steps);
 }
 
+/** The contexts an expression may read. */
+export interface ExpressionContexts {
+  env?: Record<string, string>;
+  vars?: Record<string, string>;
+  secrets?: Record<string, string>;
+}
+
 /**
- * Replaces `${{ env.NAME }}` and `${{ vars.NAME }}` expressions as Actions would, from the given contexts; any
+ * Replaces `${{ env.NAME }}`, `${{ secrets.NAME }}` and `${{ vars.NAME }}` expressions as Actions would, from the given contexts; any
  * other expression, or a name the context lacks, throws, so a check never runs on text Actions would not produce.
  */
-export function expandExpressions(text: string, contexts: { env?: Record<string, string>; vars?: Record<string, string> }): string {
-  return text.replace(/\$\{\{\s*(env|vars)\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g, (_, context: 'env' | 'vars', name: string) => {
+export function expandExpressions(text: string, contexts: ExpressionContexts): string {
+  return text.replace(/\$\{\{\s*(env|vars|secrets)\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g, (_, context: keyof ExpressionContexts, name: string) => {
     const value = contexts[context]?.[name];
     if (value === undefined) throw new Error(`${context}.${name} is not defined for this expansion`);
     return value;
@@ -103,7 +110,8 @@ export async function copyFiles(from: string, to: string, files: string[]): Prom
  */
 export async function copyCheckout(to: string, folders: string[] = ['catalog-data']): Promise<void> {
   const { stdout } = await promisify(execFile)('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard', '--', ...folders], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });
-  const files = stdout.split('\0').filter(Boolean);
+  // A worktree's node_modules may be a symlink, which the `node_modules/` ignore rule does not match.
+  const files = stdout.split('\0').filter((file) => file && file !== 'node_modules' && !file.startsWith('node_modules/'));
   for (const file of files) {
     const exists = await stat(join(ROOT, file)).then(() => true, () => false);
     if (!exists) continue;
@@ -130,4 +138,38 @@ export async function editOneRecord(catalogDir: string, tag: string): Promise<st
   const name = `${match[1]} (${tag})`;
   await writeFile(path, text.replace(match[0], `name: ${name}`));
   return name;
+}
+
+/** What a step's command printed, and how it ended. */
+export interface StepRun {
+  code: number | null;
+  output: string;
+}
+
+/**
+ * Runs a step's `run` script as Actions does (`bash --noprofile --norc -eo pipefail`, with CI and the run's ids
+ * set) in `cwd`, with the job's environment and the step's own, its expressions filled from `contexts`. The
+ * caller's geoshelf and AWS variables are left out, so only what the workflow sets counts.
+ */
+export async function runStep(step: WorkflowStep, cwd: string, contexts: Required<ExpressionContexts>, extra: Record<string, string> = {}): Promise<StepRun> {
+  if (!step.run) throw new Error(`step ${step.name ?? step.uses} has no run script`);
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(GEOSHELF_|AWS_)/.test(name)));
+  const stepEnv = Object.fromEntries(Object.entries(step.env ?? {}).map(([name, value]) => [name, expandExpressions(String(value), contexts)]));
+  const env = { ...inherited, CI: 'true', GITHUB_RUN_ID: '1', GITHUB_RUN_ATTEMPT: '1', ...contexts.env, ...stepEnv, ...extra };
+  const child = spawn('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', step.run], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', resolve);
+  });
+  return { code, output };
+}
+
+/** The step of the workflow with this name. */
+export function findStep(workflow: Workflow, name: string): WorkflowStep {
+  const step = listSteps(workflow).find((candidate) => candidate.name === name);
+  if (!step) throw new Error(`docs/ci-workflow.yml has no step named ${JSON.stringify(name)}`);
+  return step;
 }
