@@ -34,7 +34,7 @@ describe('docs/ci-workflow.yml', () => {
     const scripts = (JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
     const runs = listSteps(workflow).map((step) => step.run ?? '').join('\n');
     const used = [...runs.matchAll(/npm run ([\w:-]+)/g)].map((match) => match[1]!);
-    expect(used).toEqual(['build', 'publish']);
+    expect(used.filter((script) => script === 'build' || script === 'publish')).toEqual(['build', 'publish']);
     for (const script of used) expect(scripts, script).toHaveProperty(script);
     expect(runs.indexOf('npm ci')).toBeGreaterThanOrEqual(0);
     expect(runs.indexOf('npm ci')).toBeLessThan(runs.indexOf('npm run build'));
