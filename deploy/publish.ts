@@ -137,13 +137,18 @@ async function uploadAll(store: ObjectStore, objects: PublishObject[], options: 
   let doneBytes = 0;
   let lastReport = performance.now();
   let next = 0;
+  let failed = false;
   const worker = async () => {
-    while (next < objects.length) {
+    while (next < objects.length && !failed) {
       const object = objects[next++]!;
       await store.put({
         key: object.key, file: join(object.from === 'dist' ? options.distDir : options.dataDir, object.path), bytes: object.bytes,
         contentType: object.contentType, cacheControl: object.cacheControl, metadata: { sha256: object.sha256 },
         ...(object.contentEncoding ? { contentEncoding: object.contentEncoding } : {}),
+      }).catch((error: unknown) => {
+        // The other workers finish the object they hold and take no more, so the command ends with this error.
+        failed = true;
+        throw error;
       });
       done++;
       doneBytes += object.bytes;
