@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Config } from '../runtime/config.ts';
 import { benchArrow } from './arrow-bench.ts';
 import { benchBuilds } from './build-bench.ts';
+import { benchCiRebuild } from './ci-bench.ts';
 import { benchLoadWhileBuilding } from './build-load-bench.ts';
 import { benchCompression } from './compression-bench.ts';
 import { benchEnrichment } from './enrich-bench.ts';
@@ -60,7 +61,11 @@ const SECTIONS: Record<string, (bench: BenchContext) => Promise<void>> = {
   stall: benchStalls,
   lighthouse: benchLighthouse,
   publish: benchPublish,
+  ci: benchCiRebuild,
 };
+
+/** Sections that read no tree of the build section: run alone, they do not pay for it. */
+const STANDALONE = new Set(['ci']);
 
 async function main(): Promise<void> {
   const wanted = process.argv.slice(2);
@@ -82,8 +87,9 @@ async function main(): Promise<void> {
   console.log(`# npm run bench — ${new Date().toISOString().slice(0, 16)}Z, Node ${process.version}, ${availableParallelism()} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB`);
   try {
     for (const [name, run] of Object.entries(SECTIONS)) {
-      // Every section reads the trees the build section makes, so it always runs.
-      if (name === 'builds' || bench.wants(name)) await run(bench);
+      // The other sections read the trees the build section makes, so it runs unless only standalone ones are named.
+      const needsBuilds = wanted.length === 0 || wanted.some((section) => !STANDALONE.has(section));
+      if ((name === 'builds' && needsBuilds) || bench.wants(name)) await run(bench);
     }
   } finally {
     await rm(root, { recursive: true, force: true });

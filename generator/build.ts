@@ -47,6 +47,8 @@ export interface BuildResult extends WriteReport {
   warnings: string[];
   /** Data files whose statistics were read in this build; the others came from the cache. */
   dataFilesRead: number;
+  /** PMTiles twins made in this build, and those already current: a CI cache that worked makes none. */
+  twins: { made: number; current: number };
 }
 
 /** The model with what the stages before rendering learned on the way. */
@@ -56,6 +58,7 @@ export interface LoadedCatalog {
   warnings: string[];
   parseCache: ParseCache;
   dataFilesRead: number;
+  twins: { made: number; current: number };
 }
 
 /**
@@ -115,7 +118,7 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
     log(`gave ${ids.added.length} new records their ids; commit ${relative(process.cwd(), ledgerPath)}`);
   }
   log(`${report.mode} build: wrote ${report.written.length}, removed ${report.removed.length}, kept ${report.unchanged} in ${Math.round(performance.now() - started)} ms`);
-  return { ...report, documents: rendered.files.length + rendered.reusedKeys.length, newIds: ids.added.length, warnings: loaded.warnings, dataFilesRead: loaded.dataFilesRead };
+  return { ...report, documents: rendered.files.length + rendered.reusedKeys.length, newIds: ids.added.length, warnings: loaded.warnings, dataFilesRead: loaded.dataFilesRead, twins: loaded.twins };
 }
 
 /**
@@ -141,7 +144,7 @@ export async function loadCatalogModel(options: BuildOptions, parseCache: ParseC
   log(`loaded ${files.length} record files: ${model.collections.length} collections, ${countDatasets(model)} datasets`);
   const enrichment = await enrichSources(model, localFiles, fileOrigins, { dataDir: config.dataDir, cacheDir: config.cacheDir, log, ...(options.progress ? { progress: options.progress } : {}) });
   if (enrichment.issues.length > 0) throw new BuildError(sortIssues(enrichment.issues));
-  return { model, ids, warnings: enrichment.warnings, parseCache: parsed.cache, dataFilesRead: enrichment.filesRead };
+  return { model, ids, warnings: enrichment.warnings, parseCache: parsed.cache, dataFilesRead: enrichment.filesRead, twins: enrichment.twins };
 }
 
 async function readRenderState(distDir: string): Promise<RenderState | undefined> {

@@ -28,7 +28,9 @@ async function main(): Promise<void> {
       ...(quiet ? {} : { log: (line: string) => console.log(`  ${line}`), progress: createTerminalProgress(process.stdout) }),
     });
     for (const warning of result.warnings) console.warn(`⚠ ${warning}`);
-    console.log(`✔ ${result.documents} documents in ${config.distDir} (${result.mode}: ${result.written.length} written, ${result.removed.length} removed)`);
+    // Said even when quiet: in CI it shows whether the cached twins were taken (docs/ci-workflow.yml).
+    const twins = result.twins.made + result.twins.current > 0 ? `; PMTiles twins: ${result.twins.made} made, ${result.twins.current} current` : '';
+    console.log(`✔ ${result.documents} documents in ${config.distDir} (${result.mode}: ${result.written.length} written, ${result.removed.length} removed${twins})`);
   } catch (error) {
     if (error instanceof BuildError) printBuildError(error);
     else if (error instanceof InputError) console.error(`✖ ${error.message}`);

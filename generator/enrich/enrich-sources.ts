@@ -29,6 +29,8 @@ export interface EnrichResult {
   warnings: string[];
   /** Data files read in this run (cache misses). */
   filesRead: number;
+  /** PMTiles twins made in this run, and those already current (generator/tiles/twins.ts). */
+  twins: { made: number; current: number };
 }
 
 /** What an inspector gets besides the file: a folder for scratch files, and the layer its file record names. */
@@ -74,8 +76,9 @@ export async function enrichSources(model: CatalogModel, localFiles: LocalDataFi
   const duckdb = async () => (instance ??= await (await import('@duckdb/node-api')).DuckDBInstance.create(':memory:', { threads: '2' }));
   try {
     const twins = await makeTwins(model, localFiles, { dataDir: options.dataDir, hashOf: (path) => cache.contentHash(path), instance: duckdb, log: options.log, ...(options.progress ? { progress: options.progress } : {}) });
-    if (twins.issues.length > 0) return { issues: twins.issues, warnings: twins.warnings, filesRead: 0 };
-    return await readFacts(model, groupTargets(model, twins.localFiles, options.dataDir), { cache, duckdb, options, fileOrigins, warnings: twins.warnings });
+    const counts = { made: twins.made, current: twins.current };
+    if (twins.issues.length > 0) return { issues: twins.issues, warnings: twins.warnings, filesRead: 0, twins: counts };
+    return { ...(await readFacts(model, groupTargets(model, twins.localFiles, options.dataDir), { cache, duckdb, options, fileOrigins, warnings: twins.warnings })), twins: counts };
   } finally {
     instance?.closeSync();
   }
@@ -91,7 +94,7 @@ interface ReadContext {
 }
 
 /** Gives every source its file's size and hash, and the facts of the files that have an inspector. */
-async function readFacts(model: CatalogModel, targets: Target[], context: ReadContext): Promise<EnrichResult> {
+async function readFacts(model: CatalogModel, targets: Target[], context: ReadContext): Promise<Omit<EnrichResult, 'twins'>> {
   const { cache, duckdb, options, fileOrigins, warnings } = context;
   const issues: BuildIssue[] = [];
   const usedKeys = new Set<string>();

@@ -28,8 +28,10 @@ export interface TwinStageOptions {
 export interface TwinStageResult {
   issues: BuildIssue[];
   warnings: string[];
-  /** Archives written in this build; the others were current. */
+  /** Archives written in this build. */
   made: number;
+  /** Archives already there with the stamp of their data and tiler (kept from an earlier build or a CI cache). */
+  current: number;
   /** The local files left for enrichment: those of twins that could not be made are taken out. */
   localFiles: LocalDataFile[];
 }
@@ -42,7 +44,7 @@ export interface TwinStageResult {
  */
 export async function makeTwins(model: CatalogModel, localFiles: LocalDataFile[], options: TwinStageOptions): Promise<TwinStageResult> {
   const twins = localFiles.filter((local) => local.twinOf !== undefined);
-  const result: TwinStageResult = { issues: [], warnings: [], made: 0, localFiles };
+  const result: TwinStageResult = { issues: [], warnings: [], made: 0, current: 0, localFiles };
   if (twins.length === 0) return result;
   const names = fileSlugs(model);
   // Several sources may share one GeoParquet file (a synthetic catalog): its twin is made, or refused, once.
@@ -65,7 +67,7 @@ export async function makeTwins(model: CatalogModel, localFiles: LocalDataFile[]
     removeSources(model, failed);
     result.localFiles = localFiles.filter((local) => !failed.has(local.sourceId));
   }
-  if (result.made > 0) options.log(`made ${result.made} PMTiles twin${result.made === 1 ? '' : 's'} (${twins.length - result.made - failed.size} current)`);
+  if (result.made > 0) options.log(`made ${result.made} PMTiles twin${result.made === 1 ? '' : 's'} (${result.current} current)`);
   return result;
 }
 
@@ -75,7 +77,10 @@ async function makeTwin(twin: LocalDataFile, name: string, options: TwinStageOpt
   const target = join(options.dataDir, twin.path);
   const stamp = `sha256:${await options.hashOf(source)} tiler:${TILER_VERSION}`;
   const current = await readTwinStamp(target);
-  if (current === stamp) return null;
+  if (current === stamp) {
+    result.current++;
+    return null;
+  }
   if (current === null && (await exists(target))) {
     const line = twin.line();
     result.issues.push({
