@@ -2,7 +2,8 @@
  * The files a source is made of in the data folder: a shapefile's `.shp` with its sidecars, a File Geodatabase's
  * folder, or one file. The build reads them (size, hash, metadata) and download-zip bundles them.
  */
-import { readdirSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { createReadStream, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join, relative, resolve, sep } from 'node:path';
 
 /** A file to put in an archive: where it is, its name in the archive, and what its bytes depend on. */
@@ -46,4 +47,27 @@ export function listSourceFiles(dataDir: string, relativePath: string): ArchiveE
 function describeEntry(path: string, name: string): ArchiveEntry {
   const { size, mtimeMs, ctimeMs } = statSync(path);
   return { path, name, size, mtimeMs, ctimeMs };
+}
+
+/** Media types of data files by extension, for `/data` and for the objects a publish uploads. */
+const DATA_TYPES: Record<string, string> = {
+  '.parquet': 'application/vnd.apache.parquet',
+  '.geojson': 'application/geo+json',
+  '.gpkg': 'application/geopackage+sqlite3',
+  '.pmtiles': 'application/vnd.pmtiles',
+  '.shp': 'application/x-esri-shape',
+  '.json': 'application/json',
+  '.md': 'text/markdown; charset=utf-8',
+};
+
+/** The media type a data file is served with, from its extension; `application/octet-stream` when unknown. */
+export function dataFileType(path: string): string {
+  return DATA_TYPES[extname(path).toLowerCase()] ?? 'application/octet-stream';
+}
+
+/** SHA-256 of a file's bytes, hex, read as a stream. */
+export async function hashFile(path: string): Promise<string> {
+  const digest = createHash('sha256');
+  for await (const chunk of createReadStream(path)) digest.update(chunk as Buffer);
+  return digest.digest('hex');
 }

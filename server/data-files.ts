@@ -1,5 +1,5 @@
 import { closeSync, createReadStream, fstatSync, openSync, readdirSync, type Dirent, type Stats } from 'node:fs';
-import { extname, join, relative, sep } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { HTTPError } from 'h3';
 import { FastResponse } from 'srvx';
@@ -7,16 +7,7 @@ import { formatContentRange, selectRange } from './byte-ranges.ts';
 import { CORS_HEADERS } from './headers.ts';
 import { matchesEtag } from './responses.ts';
 import { cutWhenIdle } from './send-idle.ts';
-
-const DATA_TYPES: Record<string, string> = {
-  '.parquet': 'application/vnd.apache.parquet',
-  '.geojson': 'application/geo+json',
-  '.gpkg': 'application/geopackage+sqlite3',
-  '.pmtiles': 'application/vnd.pmtiles',
-  '.shp': 'application/x-esri-shape',
-  '.json': 'application/json',
-  '.md': 'text/markdown; charset=utf-8',
-};
+import { dataFileType } from '../runtime/source-files.ts';
 
 /** A data file that may be served: one found in the data folder when the listing was made. */
 interface DataFile {
@@ -86,7 +77,7 @@ export function answerDataRequest(files: Map<string, DataFile>, request: Request
   const headers: Record<string, string> = {
     ...CORS_HEADERS,
     'access-control-expose-headers': 'ETag, Content-Length, Content-Range, Accept-Ranges',
-    'content-type': DATA_TYPES[extname(file.path)] ?? 'application/octet-stream',
+    'content-type': dataFileType(file.path),
     'accept-ranges': 'bytes',
     etag: file.etag,
     'cache-control': 'public, max-age=300',

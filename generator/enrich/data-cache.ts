@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { hashFile } from '../../runtime/source-files.ts';
 
 /** What one file's cache entry holds; the reader that fills it bumps `version` when its output changes. */
 export interface DataCacheFile<T> {
@@ -81,8 +80,3 @@ export class DataCache<T> {
   }
 }
 
-async function hashFile(path: string): Promise<string> {
-  const digest = createHash('sha256');
-  for await (const chunk of createReadStream(path)) digest.update(chunk as Buffer);
-  return digest.digest('hex');
-}

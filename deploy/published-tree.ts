@@ -1,0 +1,51 @@
+/**
+ * The manifest a publish puts in the bucket: the built tree's `manifest.json`, plus the catalog's local data files
+ * under `data/` when the documents link them there (`GEOSHELF_STORAGE_BASE_URL` left at `{base_url}/data`).
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { MODEL_FILE, readManifest, type Manifest, type ManifestEntry, type ModelFile } from '../runtime/manifest.ts';
+import { dataFileType, hashFile, listSourceFiles } from '../runtime/source-files.ts';
+import { DATA_PREFIX } from './publish-plan.ts';
+
+/** The manifest to publish, and a line saying whether and why data files are in it. */
+export interface PublishedTree {
+  manifest: Manifest;
+  dataNote: string;
+}
+
+/** Raised for a tree that cannot be published; the message is one line a user can act on. */
+export class PublishError extends Error {}
+
+/**
+ * Reads the built tree and, when the documents link data files at `{base_url}/data`, hashes the files of every
+ * source in the local data folder (a shapefile with its sidecars, every file of a `.gdb`).
+ */
+export async function readPublishedTree(distDir: string, dataDir: string): Promise<PublishedTree> {
+  const manifest = await readManifest(distDir);
+  if (!manifest) throw new PublishError(`${distDir} holds no built tree (no readable manifest.json): run npm run build first.`);
+  const { base_url: baseUrl, storage_base_url: storageBaseUrl } = manifest.settings;
+  if (storageBaseUrl !== `${baseUrl}/data`) {
+    return { manifest, dataNote: `data files not published: the documents link them at ${storageBaseUrl}, outside this tree` };
+  }
+  const model = await readModel(distDir);
+  const paths = new Set<string>();
+  for (const collection of model.collections) for (const dataset of collection.datasets) for (const file of dataset.files) for (const format of file.formats) for (const source of format.sources) {
+    if (source.location.type !== 'file' || !source.url?.startsWith(`${storageBaseUrl}/`)) continue;
+    for (const part of listSourceFiles(dataDir, source.location.path)) paths.add(relative(dataDir, part.path).split(sep).join('/'));
+  }
+  const files: Record<string, ManifestEntry> = Object.assign(Object.create(null) as Record<string, ManifestEntry>, manifest.files);
+  for (const path of [...paths].sort()) {
+    const absolute = join(dataDir, path);
+    files[DATA_PREFIX + path] = { sha256: await hashFile(absolute), bytes: (await stat(absolute)).size, type: dataFileType(path) };
+  }
+  return { manifest: { ...manifest, files }, dataNote: `${paths.size} data files under ${DATA_PREFIX}, linked at ${storageBaseUrl}` };
+}
+
+async function readModel(distDir: string): Promise<ModelFile['model']> {
+  try {
+    return (JSON.parse(await readFile(join(distDir, '_geoshelf', MODEL_FILE), 'utf8')) as ModelFile).model;
+  } catch {
+    throw new PublishError(`${distDir} has no readable _geoshelf/${MODEL_FILE}: run npm run build again.`);
+  }
+}
