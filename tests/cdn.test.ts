@@ -148,7 +148,7 @@ describe.skipIf(!HAS_NGINX)('the sample published to s3rver, through npm run cdn
       expect(parquet.every((request) => request.status === 206 && request.range !== undefined)).toBe(true);
       expect(errors).toEqual([]);
       await page.close();
-    });
+    }, 120_000);
 
     it('draws the whole-file map from byte ranges of its PMTiles archive in the bucket', async () => {
       const log = await open(CITIES);
@@ -161,7 +161,7 @@ describe.skipIf(!HAS_NGINX)('the sample published to s3rver, through npm run cdn
       expect(archive.every((request) => request.status === 206 && request.range !== undefined)).toBe(true);
       expect(errors).toEqual([]);
       await page.close();
-    });
+    }, 120_000);
 
     it('runs SQL on the query service through the edge, and maps the result from its tiles', async () => {
       const log = await open(CONSOLE);
@@ -177,7 +177,7 @@ describe.skipIf(!HAS_NGINX)('the sample published to s3rver, through npm run cdn
       expect(requests.some((request) => /\/api\/queries\/[^/]+\/tiles\//.test(request.url) && request.status === 200)).toBe(true);
       expect(findForeignRequests(requests, [site.url])).toEqual([]);
       await page.close();
-    });
+    }, 120_000);
   });
 
   describe('and with the origin stopped', () => {
