@@ -40,7 +40,9 @@ const seconds = (since: number) => Math.round((performance.now() - since) / 100)
  */
 export async function startCdnSite(): Promise<CdnSite> {
   let started = performance.now();
-  const [port, originPort] = [await findFreePort(), await findFreePort()];
+  const port = await findFreePort();
+  let originPort = await findFreePort();
+  while (originPort === port) originPort = await findFreePort();
   const url = `http://127.0.0.1:${port}`;
   const config = await makeTestConfig({ baseUrl: url });
   // The sample's enrichment cache (file metadata, twins' stamps) spares the build most of its work.
