@@ -80,6 +80,22 @@ describe.skipIf(!HAS_NGINX)('npm run cdn in front of a bucket that answers 403 f
     expect(answer.body).toBe(NOT_FOUND);
   });
 
+  it.each([
+    ['GET', '/api/queries/abc/tiles/0/0/0.mvt'],
+    ['POST', '/api/queries'],
+    ['GET', '/api/collections/a/datasets/b/files/c/sources/1/download-zip'],
+    ['GET', '/stac/api/search?limit=1'],
+    ['GET', '/features/collections'],
+    ['POST', '/mcp'],
+    ['GET', '/api/collections?offset=50'],
+    ['POST', '/collections/x/'],
+  ])('sends %s %s to the origin alone (down here: 502)', async (method, path) => {
+    bucket.asked.length = 0;
+    const response = await fetch(`${url}${path}`, { method, body: method === 'POST' ? '{}' : undefined });
+    expect(response.status).toBe(502);
+    expect(bucket.asked).toEqual([]);
+  });
+
   it('answers a CORS preflight for a file itself, allowing a Range header from any origin', async () => {
     const response = await fetch(`${url}/data/x.parquet`, { method: 'OPTIONS', headers: { origin: 'https://elsewhere.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'range' } });
     expect(response.status).toBe(204);
