@@ -45,3 +45,16 @@ export function fileKeysForPath(pathname: string): string[] {
 
 /** Key of the static 404 Problem that a CDN serves for unknown /api paths. */
 export const NOT_FOUND_KEY = `api/${PROBLEM_DIR}/not-found.json`;
+
+/** Content-hashed names of the web app's scripts, styles and wasm: their bytes never change under one name. */
+const IMMUTABLE_PREFIX = '_site/assets/';
+const YEAR_SECONDS = 31_536_000;
+
+/**
+ * The `Cache-Control` of a file of the tree, the same from the server and from a bucket `npm run publish` filled:
+ * long and immutable for content-hashed assets, `max-age` (GEOSHELF_CACHE_MAX_AGE) for everything else.
+ * @example cacheControlOf('_site/assets/app.3f2a.js', 300) // 'public, max-age=31536000, immutable'
+ */
+export function cacheControlOf(key: string, maxAge: number): string {
+  return key.startsWith(IMMUTABLE_PREFIX) ? `public, max-age=${YEAR_SECONDS}, immutable` : `public, max-age=${maxAge}`;
+}

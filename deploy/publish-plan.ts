@@ -2,6 +2,7 @@
  * What a publish uploads and deletes: the objects of a built tree, as keys with their headers, diffed against the
  * manifest already in the bucket. Pure, so the plan can be printed (`--dry-run`) and tested without a bucket.
  */
+import { cacheControlOf } from '../core/static-files.ts';
 import type { Manifest, ManifestEntry } from '../runtime/manifest.ts';
 
 /** Key of the state object: the manifest of what the bucket holds, uploaded after the files it names. */
@@ -9,10 +10,6 @@ export const MANIFEST_KEY = 'manifest.json';
 
 /** Keys under this prefix are data files, published when the documents link them at `{base_url}/data`. */
 export const DATA_PREFIX = 'data/';
-
-/** Content-hashed names: their bytes never change, so a cache may keep them for ever. */
-const IMMUTABLE_PREFIX = '_site/assets/';
-const YEAR_SECONDS = 31_536_000;
 
 /** The two precompressed siblings a file of the tree may have, with their `Content-Encoding`. */
 export const SIBLINGS = [
@@ -44,11 +41,6 @@ export interface PublishPlan {
   unchanged: number;
   /** Manifest keys whose bytes changed, appeared or went away: the source of the CDN purge list. */
   changedEntries: string[];
-}
-
-/** The `Cache-Control` of a key: long and immutable for content-hashed assets, `max-age` for everything else. */
-export function cacheControlOf(key: string, maxAge: number): string {
-  return key.startsWith(IMMUTABLE_PREFIX) ? `public, max-age=${YEAR_SECONDS}, immutable` : `public, max-age=${maxAge}`;
 }
 
 /** Every object an entry is stored as: the file, then its siblings. */

@@ -1,3 +1,5 @@
+import { cacheControlOf } from '../core/static-files.ts';
+
 /** CORS headers of every response: any origin may read the catalog and call the query routes. */
 export const CORS_HEADERS = {
   'access-control-allow-origin': '*',
@@ -20,6 +22,8 @@ export interface BodyHeaderOptions {
   /** Whether compressed variants exist, so caches must key on Accept-Encoding. */
   varies: boolean;
   cacheMaxAge: number;
+  /** Key of a file of the tree, whose name may make it immutable; absent for computed answers. */
+  key?: string;
 }
 
 /**
@@ -32,7 +36,7 @@ export function bodyHeaders(options: BodyHeaderOptions): [string, string][] {
     ...Object.entries(CORS_HEADERS),
     ['content-type', options.type],
     ['etag', `"${options.sha256}${suffix}"`],
-    ['cache-control', `public, max-age=${options.cacheMaxAge}`],
+    ['cache-control', cacheControlOf(options.key ?? '', options.cacheMaxAge)],
   ];
   if (options.varies) headers.push(['vary', 'Accept-Encoding']);
   if (options.encoding !== 'identity') headers.push(['content-encoding', options.encoding]);

@@ -107,7 +107,7 @@ export class StaticStore {
       this.#refused.add(path);
       return undefined;
     }
-    const headers = bodyHeaders({ type: entry.type, sha256: entry.sha256, encoding, varies: entry.br !== undefined, cacheMaxAge: this.#cacheMaxAge });
+    const headers = bodyHeaders({ type: entry.type, sha256: entry.sha256, encoding, varies: entry.br !== undefined, cacheMaxAge: this.#cacheMaxAge, key });
     const body: StaticBody = { entry, encoding, bytes, headers };
     if (bytes.length <= this.#budget) {
       this.#cache.set(path, body);

@@ -38,6 +38,13 @@ describe('static documents', () => {
     if (type.startsWith('application/')) expect(await response.json()).toBeTruthy();
   });
 
+  it('lets caches keep a content-hashed asset for a year, as the published object does', async () => {
+    const asset = Object.keys(sampleManifest().files).find((key) => key.startsWith('_site/assets/') && key.endsWith('.js'))!;
+    const response = await get(server, `/${asset}`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+  });
+
   it('answers 304 to a matching If-None-Match, for any encoding of the same content', async () => {
     const first = await get(server, collection, { 'accept-encoding': 'br' });
     const tag = first.headers.get('etag')!;
