@@ -8,23 +8,24 @@
  * @example npm run fleet -- --replicas 3 --port 9000 --no-build
  * @example kill -HUP <pid of the fleet>               # rolling restart
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir, userInfo } from 'node:os';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { CATALOG_ROUTES } from '../core/api/catalog/routes.ts';
 import { loadConfig, SETTINGS } from '../runtime/config.ts';
 import { readManifestSync } from '../runtime/manifest.ts';
 import { buildBeforeServing } from '../server/main.ts';
+import { fillPlaceholders, hasCommand, NGINX_MISSING, readLogTail, startNginx } from './nginx.ts';
+import { exited, prefixOutput, waitForAnswer } from './processes.ts';
+
+export { hasCommand };
 
 /** The nginx configuration users copy; the fleet renders it rather than holding a second one. */
 export const NGINX_TEMPLATE = new URL('../docs/nginx.conf', import.meta.url);
 const MAIN_SCRIPT = new URL('../server/main.ts', import.meta.url).pathname;
-const START_TIMEOUT_MS = 60_000;
 const HEALTH_PATH = CATALOG_ROUTES.health.path;
 
 /** What the command line asks for. */
@@ -58,23 +59,12 @@ interface Replica {
  * @example renderNginxConf(template, { listen: '127.0.0.1:8080', replicas: ['127.0.0.1:8081'], cacheDir: '/tmp/tiles' })
  */
 export function renderNginxConf(template: string, values: NginxValues): string {
-  const fill = (line: string) => line.replaceAll('{{listen}}', values.listen).replaceAll('{{cache_dir}}', values.cacheDir);
-  const lines = template.split('\n').flatMap((line) => {
+  const repeated = template.split('\n').flatMap((line) => {
     // Comments name the placeholders for readers; only directives are filled.
-    if (line.trimStart().startsWith('#')) return [line];
-    return line.includes('{{replica}}') ? values.replicas.map((address) => fill(line.replaceAll('{{replica}}', address))) : [fill(line)];
+    if (line.trimStart().startsWith('#') || !line.includes('{{replica}}')) return [line];
+    return values.replicas.map((address) => line.replaceAll('{{replica}}', address));
   });
-  const left = lines.find((line) => !line.trimStart().startsWith('#') && /\{\{\w+\}\}/.test(line));
-  if (left) throw new Error(`docs/nginx.conf has a placeholder the fleet does not fill: ${left.trim()}`);
-  return lines.join('\n');
-}
-
-/** The main nginx file around the rendered site: everything nginx writes goes under `prefix`, so it runs unprivileged. */
-function renderMainConf(prefix: string, siteConf: string): string {
-  // As root, nginx would run its workers as `nobody`, who cannot write the scratch folder's temp files and cache.
-  const user = process.getuid?.() === 0 ? `user ${userInfo().username};\n` : '';
-  const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => `  ${kind}_temp_path ${prefix}/temp/${kind};`).join('\n');
-  return `# Written by npm run fleet (scripts/fleet.ts) around docs/nginx.conf.\n${user}worker_processes auto;\npid ${prefix}/nginx.pid;\nerror_log ${prefix}/error.log warn;\nevents { worker_connections 1024; }\nhttp {\n  access_log off;\n${temp}\n  include ${siteConf};\n}\n`;
+  return fillPlaceholders(repeated.join('\n'), { listen: values.listen, cache_dir: values.cacheDir }, 'docs/nginx.conf');
 }
 
 /** Reads --replicas, --port and --no-build. */
@@ -85,33 +75,6 @@ export function parseFleetArgs(argv: string[]): FleetOptions {
   if (!Number.isInteger(replicas) || replicas < 1 || replicas > 64) throw new Error('--replicas must be a whole number from 1 to 64');
   if (!Number.isInteger(port) || port < 1 || port + replicas > 65535) throw new Error('--port must be a port number with room for the replicas after it');
   return { replicas, port, build: !values['no-build'] };
-}
-
-/** Polls `url` until it answers 200 (with `accept` approving the response), the process exits, or the time runs out. */
-async function waitForAnswer(url: string, what: string, options: { child?: ChildProcess; accept?: (response: Response) => boolean; timeoutMs?: number } = {}): Promise<void> {
-  const until = Date.now() + (options.timeoutMs ?? START_TIMEOUT_MS);
-  while (Date.now() < until) {
-    const { exitCode, signalCode } = options.child ?? {};
-    if (exitCode != null || signalCode != null) throw new Error(`${what} exited (${signalCode ?? `code ${exitCode}`}) before answering`);
-    const response = await fetch(url, { signal: AbortSignal.timeout(1000) }).catch(() => undefined);
-    await response?.body?.cancel();
-    if (response?.status === 200 && (options.accept?.(response) ?? true)) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`${what} did not answer ${url} within ${options.timeoutMs ?? START_TIMEOUT_MS} ms`);
-}
-
-/** Prints a child's output lines prefixed with its name, so the fleet's terminal reads as one log. */
-function prefixOutput(child: ChildProcess, name: string): void {
-  for (const [stream, write] of [[child.stdout, console.log], [child.stderr, console.error]] as const) {
-    if (stream) createInterface({ input: stream }).on('line', (line) => write(`[${name}] ${line}`));
-  }
-}
-
-/** Resolves with a process's exit code (or 1 when a signal ended it). */
-function exited(child: ChildProcess): Promise<number> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode ?? 1);
-  return new Promise((resolve) => child.once('exit', (code) => resolve(code ?? 1)));
 }
 
 /** Settings every replica shares, and where the proxy listens and is probed. */
@@ -147,18 +110,14 @@ class Fleet {
     const { options } = this.#plan;
     await Promise.all(Array.from({ length: options.replicas }, (_, slot) => this.#launch(slot + 1)));
     this.#prefix = await mkdtemp(join(tmpdir(), 'geoshelf-fleet-'));
-    const siteConf = join(this.#prefix, 'geoshelf.conf');
     const replicas = Array.from({ length: options.replicas }, (_, slot) => `127.0.0.1:${options.port + slot + 1}`);
-    await writeFile(siteConf, renderNginxConf(await readFile(NGINX_TEMPLATE, 'utf8'), { listen: this.#plan.listen, replicas, cacheDir: join(this.#prefix, 'tiles') }));
-    await mkdir(join(this.#prefix, 'temp'));
-    await writeFile(join(this.#prefix, 'nginx.conf'), renderMainConf(this.#prefix, siteConf));
-    const errorLog = join(this.#prefix, 'error.log');
-    const nginx = spawn('nginx', ['-p', this.#prefix, '-c', join(this.#prefix, 'nginx.conf'), '-e', errorLog, '-g', 'daemon off;'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const siteConf = renderNginxConf(await readFile(NGINX_TEMPLATE, 'utf8'), { listen: this.#plan.listen, replicas, cacheDir: join(this.#prefix, 'tiles') });
+    const { child: nginx, errorLog } = await startNginx(this.#prefix, siteConf, 'npm run fleet (scripts/fleet.ts) around docs/nginx.conf');
     this.#nginx = nginx;
     prefixOutput(nginx, 'nginx');
     nginx.once('exit', (code) => {
       if (this.#stopping) return;
-      const log = readFileSync(errorLog, { encoding: 'utf8', flag: 'a+' }).split('\n').filter(Boolean).slice(-20);
+      const log = readLogTail(errorLog);
       console.error([`✖ nginx exited (code ${code}); the end of its log:`, ...log.map((line) => `[nginx] ${line}`)].join('\n'));
       void this.stop('nginx exited', true);
     });
@@ -262,14 +221,9 @@ async function planFleet(options: FleetOptions): Promise<FleetPlan> {
   return { options, env, baseUrl: config.baseUrl, listen: `${host}:${options.port}`, probeOrigin: `http://${probeHost}:${options.port}` };
 }
 
-/** Whether a command is on the PATH (nginx, wrk). */
-export function hasCommand(command: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
-}
-
 async function main(): Promise<void> {
   if (!hasCommand('nginx')) {
-    console.error('✖ nginx is not installed: install with `apt-get install -y nginx`');
+    console.error(`✖ ${NGINX_MISSING}`);
     process.exit(1);
   }
   const fleet = new Fleet(await planFleet(parseFleetArgs(process.argv.slice(2))));
