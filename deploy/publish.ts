@@ -30,6 +30,8 @@ export interface PublishOptions {
   target: string;
   /** Seconds in the `Cache-Control` max-age of documents (GEOSHELF_CACHE_MAX_AGE). */
   cacheMaxAge: number;
+  /** The build's cache folder (GEOSHELF_CACHE_DIR), whose memo of data-file hashes spares hashing them again. */
+  cacheDir?: string;
   dryRun?: boolean;
   /** Upload every object, not only the changed ones (after a change of GEOSHELF_CACHE_MAX_AGE, for example). */
   all?: boolean;
@@ -62,7 +64,7 @@ interface Marker {
 export async function publish(options: PublishOptions): Promise<PublishSummary> {
   const started = performance.now();
   const log = options.log ?? ((line: string) => console.log(line));
-  const tree = await readPublishedTree(options.distDir, options.dataDir);
+  const tree = await readPublishedTree(options.distDir, options.dataDir, options.cacheDir);
   const store = new ObjectStore(parseTarget(options.target), options.env);
   const [previousBytes, markerBytes] = await Promise.all([store.get(MANIFEST_KEY), store.get(MARKER_KEY)]);
   const previous = previousBytes && parsePublishedManifest(previousBytes, store.name);
@@ -204,7 +206,7 @@ export async function runPublishCli(argv: string[]): Promise<number> {
   try {
     const config = loadConfig();
     const summary = await publish({
-      distDir: config.distDir, dataDir: config.dataDir, cacheMaxAge: config.cacheMaxAge, target: positionals[0]!, concurrency,
+      distDir: config.distDir, dataDir: config.dataDir, cacheDir: config.cacheDir, cacheMaxAge: config.cacheMaxAge, target: positionals[0]!, concurrency,
       dryRun: values['dry-run'] ?? false, all: values.all ?? false, ...(values.invalidations ? { invalidations: values.invalidations } : {}),
     });
     const verb = summary.dryRun ? 'would upload' : 'uploaded';

@@ -6,6 +6,8 @@ import { readFile, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { MODEL_FILE, readManifest, type Manifest, type ManifestEntry, type ModelFile } from '../runtime/manifest.ts';
 import { dataFileType, hashFile, listSourceFiles } from '../runtime/source-files.ts';
+import { DataCache } from '../generator/enrich/data-cache.ts';
+import { DATA_FACTS_VERSION } from '../generator/enrich/inspect-data-file.ts';
 import { DATA_PREFIX } from './publish-plan.ts';
 
 /** The manifest to publish, and a line saying whether and why data files are in it. */
@@ -19,9 +21,10 @@ export class PublishError extends Error {}
 
 /**
  * Reads the built tree and, when the documents link data files at `{base_url}/data`, hashes the files of every
- * source in the local data folder (a shapefile with its sidecars, every file of a `.gdb`).
+ * source in the local data folder (a shapefile with its sidecars, every file of a `.gdb`). The build's hash memo in
+ * `cacheDir` gives the hash of a file whose path, size and mtime it knows, as it does for the build itself.
  */
-export async function readPublishedTree(distDir: string, dataDir: string): Promise<PublishedTree> {
+export async function readPublishedTree(distDir: string, dataDir: string, cacheDir?: string): Promise<PublishedTree> {
   const manifest = await readManifest(distDir);
   if (!manifest) throw new PublishError(`${distDir} holds no built tree (no readable manifest.json): run npm run build first.`);
   const { base_url: baseUrl, storage_base_url: storageBaseUrl } = manifest.settings;
@@ -35,9 +38,12 @@ export async function readPublishedTree(distDir: string, dataDir: string): Promi
     for (const part of listSourceFiles(dataDir, source.location.path)) paths.add(relative(dataDir, part.path).split(sep).join('/'));
   }
   const files: Record<string, ManifestEntry> = Object.assign(Object.create(null) as Record<string, ManifestEntry>, manifest.files);
+  // Read only: the memo is the build's, and a publish never writes it.
+  const memo = cacheDir ? await DataCache.open(cacheDir, 'data-facts.json', DATA_FACTS_VERSION) : undefined;
   for (const path of [...paths].sort()) {
     const absolute = join(dataDir, path);
-    files[DATA_PREFIX + path] = { sha256: await hashFile(absolute), bytes: (await stat(absolute)).size, type: dataFileType(path) };
+    const sha256 = memo ? await memo.contentHash(absolute) : await hashFile(absolute);
+    files[DATA_PREFIX + path] = { sha256, bytes: (await stat(absolute)).size, type: dataFileType(path) };
   }
   return { manifest: { ...manifest, files }, dataNote: `${paths.size} data files under ${DATA_PREFIX}, linked at ${storageBaseUrl}` };
 }

@@ -19,7 +19,7 @@ let config: Config & { root: string };
 /** Publishes the test's tree to the test bucket, collecting the progress lines. */
 async function publishTree(extra: Partial<PublishOptions> = {}) {
   const lines: string[] = [];
-  const summary = await publish({ distDir: config.distDir, dataDir: config.dataDir, target: `s3://${bucket.bucket}/${PREFIX}`, cacheMaxAge: 300, env: bucket.env, log: (line) => lines.push(line), ...extra });
+  const summary = await publish({ distDir: config.distDir, dataDir: config.dataDir, cacheDir: config.cacheDir, target: `s3://${bucket.bucket}/${PREFIX}`, cacheMaxAge: 300, env: bucket.env, log: (line) => lines.push(line), ...extra });
   return { summary, lines };
 }
 
