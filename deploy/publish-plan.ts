@@ -82,12 +82,15 @@ export function planPublish(next: Manifest, previous: Manifest | undefined, opti
     upload.push(...objects);
     if (!old || old.sha256 !== entry.sha256 || old.type !== entry.type) changedEntries.push(key);
   }
-  const kept = new Set(upload.map((object) => object.key));
-  for (const key of Object.keys(next.files)) for (const object of objectsOfEntry(key, next.files[key]!, options.maxAge)) kept.add(object.key);
   const remove: string[] = [];
   for (const key of Object.keys(before).sort()) {
-    if (!Object.hasOwn(next.files, key)) changedEntries.push(key);
-    for (const object of objectsOfEntry(key, before[key]!, options.maxAge)) if (!kept.has(object.key)) remove.push(object.key);
+    const entry = Object.hasOwn(next.files, key) ? next.files[key] : undefined;
+    if (!entry) {
+      changedEntries.push(key);
+      remove.push(key);
+    }
+    // A sibling goes when its file goes or no longer has one (it shrank under the compression threshold).
+    for (const sibling of SIBLINGS) if (before[key]![sibling.size] !== undefined && entry?.[sibling.size] === undefined) remove.push(key + sibling.suffix);
   }
   return { upload, remove, unchanged, changedEntries: changedEntries.sort() };
 }

@@ -2,7 +2,7 @@ import { cp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { objectsOfEntry } from '../deploy/publish-plan.ts';
+import { objectsOfEntry, planPublish, urlsOfKey } from '../deploy/publish-plan.ts';
 import { MARKER_KEY, publish, type PublishOptions } from '../deploy/publish.ts';
 import { buildCatalog } from '../generator/build.ts';
 import type { Config } from '../runtime/config.ts';
@@ -217,5 +217,38 @@ describe('publish errors are one clear line without secrets', () => {
     const run = runScript(['deploy/publish.ts', '--help'], childEnvironment(config));
     expect(await run.exitCode()).toBe(0);
     expect(run.output()).toMatch(/Usage: npm run publish -- s3:\/\/BUCKET\[\/PREFIX\]/);
+  });
+});
+
+describe('the publish plan', () => {
+  const entry = (sha256: string, siblings = true) => ({ sha256, bytes: 2000, type: 'application/json', ...(siblings ? { br: 500, gz: 600 } : {}) });
+  const manifest = (files: Manifest['files']): Manifest => ({ format: 'geoshelf-manifest/1', settings: { base_url: 'https://x.org', storage_base_url: 'https://x.org/data' }, files });
+
+  it('deletes the siblings of a file that no longer has them, and keeps the file', () => {
+    const plan = planPublish(manifest({ 'a/index.json': { ...entry('2', false), bytes: 900 } }), manifest({ 'a/index.json': entry('1') }), { maxAge: 300 });
+    expect(plan.upload.map((object) => object.key)).toEqual(['a/index.json']);
+    expect(plan.remove).toEqual(['a/index.json.br', 'a/index.json.gz']);
+  });
+
+  it('uploads a changed file with its siblings, each with its encoding, and deletes a dropped one with its own', () => {
+    const plan = planPublish(manifest({ 'a/index.json': entry('2') }), manifest({ 'a/index.json': entry('1'), 'b/index.json': entry('3') }), { maxAge: 60 });
+    expect(plan.upload.map((object) => [object.key, object.contentEncoding ?? '', object.cacheControl])).toEqual([
+      ['a/index.json', '', 'public, max-age=60'], ['a/index.json.br', 'br', 'public, max-age=60'], ['a/index.json.gz', 'gzip', 'public, max-age=60'],
+    ]);
+    expect(plan.remove).toEqual(['b/index.json', 'b/index.json.br', 'b/index.json.gz']);
+    expect(plan.changedEntries).toEqual(['a/index.json', 'b/index.json']);
+  });
+
+  it.each([
+    ['index.html', '/'],
+    ['collections/geonames/index.html', '/collections/geonames/'],
+    ['api/index.json', '/api'],
+    ['api/collections/geonames/_query/tag_filters=categories%3Acities.json', '/api/collections/geonames?tag_filters=categories%3Acities'],
+    ['stac/geonames/cities/cities/versions/3 beta/index.json', '/stac/geonames/cities/cities/versions/3%20beta'],
+    ['.well-known/api-catalog/index.json', '/.well-known/api-catalog'],
+    ['data/geonames/cities/3.1.0/cities-1000.parquet', '/data/geonames/cities/3.1.0/cities-1000.parquet'],
+    ['llms.txt', '/llms.txt'],
+  ])('purges %s as %s', (key, url) => {
+    expect(urlsOfKey(key)).toEqual([url]);
   });
 });
