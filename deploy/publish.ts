@@ -168,7 +168,6 @@ function sumBytes(objects: PublishObject[]): number {
   return objects.reduce((sum, object) => sum + object.bytes, 0);
 }
 
-
 /** Bytes in B, kB or MB, for progress lines. */
 export function formatBytes(bytes: number): string {
   if (bytes < 1000) return `${bytes} B`;
