@@ -13,7 +13,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hasCommand, NGINX_MISSING, readLogTail, startNginx } from '../scripts/nginx.ts';
-import { exited, prefixOutput, waitForAnswer } from '../scripts/processes.ts';
+import { exited, prefixOutput, stopWhenOrphaned, waitForAnswer } from '../scripts/processes.ts';
 import { parseCdnArgs, renderCdnConf, CDN_USAGE, type CdnOptions } from './cdn-config.ts';
 
 /** The edge configuration users copy; `npm run cdn` renders it rather than holding a second one. */
@@ -38,15 +38,6 @@ async function checkUpstreams(options: CdnOptions): Promise<void> {
   const [bucket, origin] = await Promise.all([describeAnswer(`${options.bucketUrl}/manifest.json`), describeAnswer(`${options.origin}/api/health`)]);
   if (!bucket.ok) console.warn(`⚠ the bucket has no manifest.json at ${options.bucketUrl}/manifest.json (${bucket.what}): publish a tree there (npm run publish) or check --bucket-url`);
   if (!origin.ok) console.warn(`⚠ no geoshelf server answers at ${options.origin} (${origin.what}): until one does, dynamic routes and /api requests with a query string answer 502`);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** Runs nginx until a signal or its own exit; resolves never (the process exits). */
@@ -76,10 +67,7 @@ async function runCdn(options: CdnOptions): Promise<void> {
     process.exit(0);
   };
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void stop(signal));
-  // `kill <pid of npm>`: npm passes SIGTERM to its shell, and Debian's sh dies without passing it on, leaving this
-  // process to init. Its parent being gone is the sign (process.ppid keeps the value it had at start).
-  const parent = process.ppid;
-  setInterval(() => isAlive(parent) || void stop('the parent process exited'), 1000).unref();
+  stopWhenOrphaned(() => void stop('the parent process exited'));
 
   const started = await startNginx(prefix, siteConf, 'npm run cdn (deploy/cdn.ts) around docs/cdn-nginx.conf');
   nginx = started.child;

@@ -19,7 +19,7 @@ import { loadConfig, SETTINGS } from '../runtime/config.ts';
 import { readManifestSync } from '../runtime/manifest.ts';
 import { buildBeforeServing } from '../server/main.ts';
 import { fillPlaceholders, hasCommand, NGINX_MISSING, readLogTail, startNginx } from './nginx.ts';
-import { exited, prefixOutput, waitForAnswer } from './processes.ts';
+import { exited, prefixOutput, stopWhenOrphaned, waitForAnswer } from './processes.ts';
 
 export { hasCommand };
 
@@ -230,6 +230,7 @@ async function main(): Promise<void> {
   process.on('exit', () => fleet.killNginx());
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void fleet.stop(signal));
   process.on('SIGHUP', () => void fleet.rollingRestart());
+  stopWhenOrphaned(() => void fleet.stop('the parent process exited'));
   await fleet.start();
   console.log(`kill -HUP ${process.pid} restarts the replicas one at a time; Ctrl-C stops the fleet`);
 }

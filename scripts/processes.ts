@@ -44,3 +44,22 @@ export function exited(child: ChildProcess): Promise<number> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode ?? 1);
   return new Promise((resolve) => child.once('exit', (code) => resolve(code ?? 1)));
 }
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Calls `stop` once this process's parent is gone. `kill <pid of npm>` makes npm pass SIGTERM to its shell, and
+ * Debian's sh dies without passing it on, leaving a script run by `npm run` to init with its children still up.
+ * The parent being gone is the sign (`process.ppid` keeps the value it had at start).
+ */
+export function stopWhenOrphaned(stop: () => void): void {
+  const parent = process.ppid;
+  setInterval(() => isAlive(parent) || stop(), 1000).unref();
+}
