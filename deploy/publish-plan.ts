@@ -74,12 +74,12 @@ export function planPublish(next: Manifest, previous: Manifest | undefined, opti
   for (const key of Object.keys(next.files).sort()) {
     const entry = next.files[key]!;
     const old = Object.hasOwn(before, key) ? before[key] : undefined;
-    const objects = objectsOfEntry(key, entry, options.maxAge);
     if (old && sameEntry(old, entry) && !options.all) {
-      unchanged += objects.length;
+      // Counted, not listed: at 10k datasets nearly all of the 600,000 objects are unchanged.
+      unchanged += 1 + SIBLINGS.filter((sibling) => entry[sibling.size] !== undefined).length;
       continue;
     }
-    upload.push(...objects);
+    upload.push(...objectsOfEntry(key, entry, options.maxAge));
     if (!old || old.sha256 !== entry.sha256 || old.type !== entry.type) changedEntries.push(key);
   }
   const remove: string[] = [];
