@@ -133,7 +133,7 @@ export async function loadCatalogModel(options: BuildOptions, parseCache: ParseC
   const issues = parsed.issues;
   const ids = new IdAllocator(await readLedger(join(config.catalogDir, 'ledger.json')), formatTimestamp(options.now ?? new Date()));
   const dataFiles = await listDataFiles(config.dataDir);
-  const { model, localFiles, fileOrigins, issues: modelIssues } = buildModel(parsed.records, { ids, storageBaseUrl: config.storageBaseUrl, dataFiles });
+  const { model, localFiles, fileOrigins, issues: modelIssues } = buildModel(parsed.records, { ids, storageBaseUrl: config.storageBaseUrl, dataFiles, dataDir: config.dataDir });
   issues.push(...modelIssues);
   if (config.ledgerMode === 'frozen') {
     for (const { kind, key } of ids.added) {

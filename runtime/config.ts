@@ -138,15 +138,18 @@ const positiveInt = z.coerce.number().int().positive();
 const optionalUrl = z.string().transform((value) => value.replace(/\/+$/, ''))
   .refine((value) => value === '' || URL.canParse(value), 'must be an absolute URL such as https://catalog.example.org');
 
+/** A folder on this machine: a URL given here would be read as a relative path and fail later, far from the cause. */
+const localFolder = (remote = 'a URL') => z.string().min(1).refine((value) => !/^[a-z][a-z0-9+.-]*:\/\//i.test(value), `must be a folder on this machine, not ${remote}`);
+
 const CONFIG_SCHEMA = z.object({
   host: z.string().min(1),
   port: z.coerce.number().int().min(0).max(65535),
   baseUrl: optionalUrl,
   storageBaseUrl: optionalUrl,
-  catalogDir: z.string().min(1),
-  dataDir: z.string().min(1),
-  distDir: z.string().min(1),
-  cacheDir: z.string().min(1),
+  catalogDir: localFolder(),
+  dataDir: localFolder('a URL: data in object storage is not read yet (README, "What is not built yet")'),
+  distDir: localFolder(),
+  cacheDir: localFolder(),
   ledgerMode: z.enum(['update', 'frozen']),
   searchSliceTerms: z.coerce.number().int().min(0),
   cacheMaxAge: z.coerce.number().int().min(0),

@@ -24,6 +24,32 @@ export const ApiRootSchema = z
 /** Body of `GET /api/health`. */
 export const HealthSchema = z.object({ status: z.literal('ok') }).meta({ id: 'Health' });
 
+/** A source this replica should read from its data folder and cannot: missing, or not readable. */
+export const UnreachableSourceSchema = z.object({
+  dataset_id: z.number().int(),
+  file_id: z.number().int(),
+  source_id: z.number().int(),
+  url: z.string().describe('The public address of the source; file paths of the server are never shown.'),
+});
+
+/** Body of `GET /api/health/ready`, with status 200 when ready and 503 when not. */
+export const ReadinessSchema = z
+  .object({
+    status: z.enum(['ready', 'not_ready']),
+    checked_at: z.string().describe('When the sources were last looked at (RFC 3339); a probe gets an answer at most 5 s old.'),
+    sources: z.object({
+      local: z.number().int().min(0).describe('Sources the catalog stores in the data folder of this replica.'),
+      unreachable: z.number().int().min(0),
+    }),
+    unreachable: z.array(UnreachableSourceSchema).max(100).describe('The unreachable sources by id, the first 100.'),
+  })
+  .meta({ id: 'Readiness' });
+
+/** A source that cannot be read, as readiness names it. */
+export type UnreachableSource = z.infer<typeof UnreachableSourceSchema>;
+/** Body of `GET /api/health/ready`. */
+export type Readiness = z.infer<typeof ReadinessSchema>;
+
 /** Body of `GET /api`. */
 export type ApiRoot = z.infer<typeof ApiRootSchema>;
 

@@ -10,11 +10,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { CATALOG_ROUTES } from '../core/api/catalog/routes.ts';
+import { CATALOG_ROUTES, SERVICE_ROUTES } from '../core/api/catalog/routes.ts';
 import { loadConfig, SETTINGS } from '../runtime/config.ts';
 import { readManifestSync } from '../runtime/manifest.ts';
 import { buildBeforeServing } from '../server/main.ts';
@@ -27,6 +27,23 @@ export { hasCommand };
 export const NGINX_TEMPLATE = new URL('../docs/nginx.conf', import.meta.url);
 const MAIN_SCRIPT = new URL('../server/main.ts', import.meta.url).pathname;
 const HEALTH_PATH = CATALOG_ROUTES.health.path;
+const READY_PATH = SERVICE_ROUTES.getReadiness.path;
+/** How often the fleet asks each replica whether it is ready. */
+const READY_PROBE_MS = 2_000;
+
+/** What a replica's readiness probe said: 200, 503, or no answer (starting, restarting, killed). */
+export type ReplicaReadiness = 'ready' | 'not ready' | 'no answer';
+
+/**
+ * The replicas nginx must leave out (`down`): those that answer that they are not ready. One that does not answer
+ * stays in, for nginx's own failure handling (`max_fails`) and the fleet's restarts. When no replica is ready, none
+ * is left out: each answers 503 with what it lacks, which says more than nginx's 502 with no replica at all.
+ */
+export function replicasToLeaveOut(readiness: ReadonlyMap<number, ReplicaReadiness>): Set<number> {
+  const notReady = [...readiness].filter(([, state]) => state === 'not ready').map(([slot]) => slot);
+  const ready = [...readiness.values()].some((state) => state === 'ready');
+  return new Set(ready ? notReady : []);
+}
 
 /** What the command line asks for. */
 export interface FleetOptions {
@@ -100,6 +117,13 @@ class Fleet {
   #nginx: ChildProcess | undefined;
   #stopping = false;
   #restarting = false;
+  /** docs/nginx.conf as read at start, rendered again when the replicas nginx leaves out change. */
+  #template = '';
+  /** Slots nginx leaves out because they answer that they are not ready. */
+  #leftOut = new Set<number>();
+  #readinessTimer: NodeJS.Timeout | undefined;
+  #noneReadyWarned = false;
+  #following: Promise<void> | undefined;
 
   constructor(plan: FleetPlan) {
     this.#plan = plan;
@@ -110,9 +134,9 @@ class Fleet {
     const { options } = this.#plan;
     await Promise.all(Array.from({ length: options.replicas }, (_, slot) => this.#launch(slot + 1)));
     this.#prefix = await mkdtemp(join(tmpdir(), 'geoshelf-fleet-'));
-    const replicas = Array.from({ length: options.replicas }, (_, slot) => `127.0.0.1:${options.port + slot + 1}`);
-    const siteConf = renderNginxConf(await readFile(NGINX_TEMPLATE, 'utf8'), { listen: this.#plan.listen, replicas, cacheDir: join(this.#prefix, 'tiles') });
-    const { child: nginx, errorLog } = await startNginx(this.#prefix, siteConf, 'npm run fleet (scripts/fleet.ts) around docs/nginx.conf');
+    this.#template = await readFile(NGINX_TEMPLATE, 'utf8');
+    this.#leftOut = replicasToLeaveOut(await this.#probeReadiness());
+    const { child: nginx, errorLog } = await startNginx(this.#prefix, this.#siteConf(), 'npm run fleet (scripts/fleet.ts) around docs/nginx.conf');
     this.#nginx = nginx;
     prefixOutput(nginx, 'nginx');
     nginx.once('exit', (code) => {
@@ -122,6 +146,7 @@ class Fleet {
       void this.stop('nginx exited', true);
     });
     await waitForAnswer(`${this.#plan.probeOrigin}${HEALTH_PATH}`, 'nginx', { child: nginx });
+    this.#readinessTimer = setInterval(() => void this.#followReadiness(), READY_PROBE_MS);
     console.log(`fleet ready: ${this.#plan.baseUrl}/ (nginx pid ${nginx.pid}, round robin over ${options.replicas} replica(s) on ports ${options.port + 1}–${options.port + options.replicas}; configuration and logs in ${this.#prefix})`);
   }
 
@@ -141,6 +166,11 @@ class Fleet {
           if (code !== 0) console.error(`✖ replica ${index} exited with code ${code} while draining`);
         }
         const fresh = await this.#launch(index);
+        await this.#followReadiness();
+        if (this.#leftOut.has(index)) {
+          console.warn(`⚠ replica ${index} is back but not ready: nginx leaves it out, and the restart goes on`);
+          continue;
+        }
         // nginx left the replica out while it was down (fail_timeout); stopping the next one before it is back in
         // would leave nginx with no replica at all.
         const address = `127.0.0.1:${fresh.port}`;
@@ -158,6 +188,7 @@ class Fleet {
   async stop(reason: string, failed = false): Promise<void> {
     if (this.#stopping) return;
     this.#stopping = true;
+    clearInterval(this.#readinessTimer);
     console.log(`${reason}: stopping nginx, which finishes the requests it holds, then the replicas`);
     if (this.#nginx) {
       this.#nginx.kill('SIGQUIT');
@@ -172,6 +203,51 @@ class Fleet {
   /** Last resort when this script dies: nginx must not keep the port (replicas stop when their IPC channel closes). */
   killNginx(): void {
     if (this.#nginx?.exitCode === null) this.#nginx.kill('SIGTERM');
+  }
+
+  /** docs/nginx.conf for this fleet: every replica, those left out marked `down`. */
+  #siteConf(): string {
+    const { options } = this.#plan;
+    const replicas = Array.from({ length: options.replicas }, (_, slot) => `127.0.0.1:${options.port + slot + 1}${this.#leftOut.has(slot + 1) ? ' down' : ''}`);
+    return renderNginxConf(this.#template, { listen: this.#plan.listen, replicas, cacheDir: join(this.#prefix, 'tiles') });
+  }
+
+  /** Each replica's readiness, asked directly (not through nginx), all at once. */
+  async #probeReadiness(): Promise<Map<number, ReplicaReadiness>> {
+    const { options } = this.#plan;
+    const states = await Promise.all(Array.from({ length: options.replicas }, async (_, slot): Promise<ReplicaReadiness> => {
+      const response = await fetch(`http://127.0.0.1:${options.port + slot + 1}${READY_PATH}`, { signal: AbortSignal.timeout(READY_PROBE_MS) }).catch(() => undefined);
+      await response?.body?.cancel();
+      return response?.status === 200 ? 'ready' : response?.status === 503 ? 'not ready' : 'no answer';
+    }));
+    return new Map(states.map((state, slot) => [slot + 1, state]));
+  }
+
+  /** Asks every replica whether it is ready and, when the replicas to leave out change, has nginx reload its configuration. */
+  #followReadiness(): Promise<void> {
+    // One round at a time: a round started by the timer and one by a rolling restart share the answer.
+    this.#following ??= this.#followReadinessOnce().finally(() => {
+      this.#following = undefined;
+    });
+    return this.#following;
+  }
+
+  async #followReadinessOnce(): Promise<void> {
+    if (this.#stopping || !this.#nginx) return;
+    const readiness = await this.#probeReadiness();
+    const leftOut = replicasToLeaveOut(readiness);
+    const changed = [...new Set([...leftOut, ...this.#leftOut])].filter((slot) => leftOut.has(slot) !== this.#leftOut.has(slot));
+    const noneReady = ![...readiness.values()].some((state) => state === 'ready') && [...readiness.values()].some((state) => state === 'not ready');
+    if (noneReady && !this.#noneReadyWarned) console.warn('⚠ no replica is ready (GET /api/health/ready answers 503: their data folder lacks sources); nginx keeps them all, and they answer 503 for what they cannot read');
+    this.#noneReadyWarned = noneReady;
+    if (changed.length === 0 || this.#stopping) return;
+    this.#leftOut = leftOut;
+    for (const slot of changed) {
+      console.log(leftOut.has(slot) ? `replica ${slot} is not ready (GET /api/health/ready answers 503): nginx leaves it out until it is` : `replica ${slot} is ready: nginx sends it requests again`);
+    }
+    await writeFile(join(this.#prefix, 'site.conf'), this.#siteConf());
+    // SIGHUP: nginx reads its configuration again and swaps its workers, finishing the requests they hold.
+    this.#nginx.kill('SIGHUP');
   }
 
   /** Starts the replica of a slot and resolves once it answers its health route. */

@@ -18,6 +18,9 @@ import { registerMcpRoute } from './mcp.ts';
 import { PREFLIGHT_HEADERS } from './headers.ts';
 import { respondStatic } from './responses.ts';
 import { parseAcceptEncoding } from './static-store.ts';
+import { createReadinessMonitor, type ReadinessMonitor } from './readiness.ts';
+import { SERVICE_ROUTES } from '../core/api/catalog/routes.ts';
+import { CORS_HEADERS } from './headers.ts';
 
 /** Options of the app. */
 export interface AppOptions {
@@ -26,7 +29,12 @@ export interface AppOptions {
   serveData?: boolean;
   /** How often to look for a new build, in ms; 0 turns reloading off. */
   reloadIntervalMs?: number;
+  /** Where warnings go (sources that cannot be read); the console by default. */
+  warn?: (message: string) => void;
 }
+
+/** Retry-After of a server that is not ready: about when its next check may say otherwise. */
+const READINESS_RETRY_S = 5;
 
 /** The server: one h3 app holding the current build, reloaded when a new build lands. */
 export interface GeoshelfServer {
@@ -39,6 +47,8 @@ export interface GeoshelfServer {
   reload: () => boolean;
   /** The query engine behind the query routes. */
   queries: QueryService;
+  /** Whether the sources of the build can be read (`GET /api/health/ready`). */
+  readiness: ReadinessMonitor;
   /** Stops reloading and the query workers. */
   close: () => Promise<void>;
 }
@@ -88,6 +98,19 @@ export function createServer(options: AppOptions): GeoshelfServer {
     catalog: () => ({ index: snapshot.context.index, baseUrl: snapshot.store.manifest.settings.base_url, buildId: String(snapshot.loadedAt) }),
     warn: (message) => console.warn(message),
   });
+  const readiness = createReadinessMonitor(
+    () => ({ index: snapshot.context.index, buildId: String(snapshot.loadedAt) }),
+    config.dataDir,
+    options.warn ?? ((message) => console.warn(message)),
+  );
+  for (const method of ['GET', 'HEAD'] as const) {
+    app.on(method, SERVICE_ROUTES.getReadiness.h3Path, async (event) => {
+      const answer = await readiness.current();
+      const ready = answer.status === 'ready';
+      const headers = { ...CORS_HEADERS, 'content-type': 'application/json', 'cache-control': 'no-store', ...(ready ? {} : { 'retry-after': String(READINESS_RETRY_S) }) };
+      return new FastResponse(event.req.method === 'HEAD' ? null : `${JSON.stringify(answer)}\n`, { status: ready ? 200 : 503, headers });
+    });
+  }
   registerQueryRoutes(app, queries, { tileMaxAge: config.queryTokenTtl, sendIdleTimeoutMs: config.sendIdleTimeoutMs });
   const zipOptions = { dataDir: config.dataDir, cacheMaxAge: config.cacheMaxAge, sendIdleTimeoutMs: config.sendIdleTimeoutMs };
   for (const method of ['GET', 'HEAD'] as const) app.on(method, DOWNLOAD_ZIP_ROUTE, (event) => answerDownloadZip(event.req, snapshot, zipOptions, event.context.params ?? {}));
@@ -131,5 +154,5 @@ export function createServer(options: AppOptions): GeoshelfServer {
     clearInterval(interval);
     await queries.close();
   };
-  return { app, fetch, snapshot: () => snapshot, reload, queries, close };
+  return { app, fetch, snapshot: () => snapshot, reload, queries, readiness, close };
 }

@@ -25,6 +25,8 @@ async function main(): Promise<void> {
   const server = await listen(geoshelf, { port: config.port, hostname: config.host });
   console.log(`geoshelf is serving ${config.baseUrl}/ (the web app; the API at ${config.baseUrl}/api, STAC at ${config.baseUrl}/stac, OGC API - Features at ${config.baseUrl}/features, data under ${config.storageBaseUrl}) on ${config.host}:${config.port}`);
   stopOnSignal((reason) => drainAndExit(reason, server, geoshelf, config.shutdownGraceMs));
+  // The first readiness check warns about every source the data folder lacks, once, rather than each query.
+  void geoshelf.readiness.current();
 }
 
 /**

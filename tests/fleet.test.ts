@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueryBoundsSchema, QueryResultSchema } from '../schemas/query.ts';
-import { hasCommand } from '../scripts/fleet.ts';
+import { hasCommand, replicasToLeaveOut } from '../scripts/fleet.ts';
 import { childEnvironment, runScript, type WatchedProcess } from './helpers/processes.ts';
 import { queryServer, sourceRef } from './helpers/queries.ts';
-import { sampleConfig } from './helpers/sample.ts';
+import { linkSampleData, sampleConfig } from './helpers/sample.ts';
 import { findFreePort } from './helpers/web-app.ts';
 
 const HAS_NGINX = hasCommand('nginx');
@@ -176,5 +177,60 @@ describe.skipIf(!HAS_NGINX)('npm run fleet: two replicas of npm run serve behind
     expect(await fleet.exitCode()).toBe(0);
     expect(drained()).toBe(drainedBefore + 2);
     await expect(fetch(`${origin}/api/health`)).rejects.toThrow();
+  });
+});
+
+describe('npm run fleet: which replicas nginx leaves out by their readiness', () => {
+  it('leaves out those that answer not ready, keeps those that do not answer, and keeps all when none is ready', () => {
+    expect(replicasToLeaveOut(new Map([[1, 'ready'], [2, 'not ready'], [3, 'no answer']]))).toEqual(new Set([2]));
+    expect(replicasToLeaveOut(new Map([[1, 'ready'], [2, 'ready']]))).toEqual(new Set());
+    // With none ready, each replica's own 503 names what it lacks; nginx's 502 with no replica would not.
+    expect(replicasToLeaveOut(new Map([[1, 'not ready'], [2, 'not ready']]))).toEqual(new Set());
+    expect(replicasToLeaveOut(new Map([[1, 'not ready'], [2, 'no answer']]))).toEqual(new Set());
+  });
+});
+
+describe.skipIf(!HAS_NGINX)('npm run fleet over a data folder that loses a file', () => {
+  let fleet: WatchedProcess;
+  let origin = '';
+  let dataDir = '';
+  let taken = '';
+
+  beforeAll(async () => {
+    dataDir = await linkSampleData();
+    taken = join(dataDir, 'geonames', 'cities', '3.1.0', 'cities-1000.parquet');
+    const port = await findFreePort();
+    origin = `http://127.0.0.1:${port}`;
+    const env = childEnvironment({ ...sampleConfig(), dataDir }, { HOST: '127.0.0.1', GEOSHELF_QUERY_KEYS: '', GEOSHELF_QUERY_SPARE_WORKERS: '0' });
+    fleet = runScript(['scripts/fleet.ts', '--no-build', '--replicas', '2', '--port', String(port)], env);
+    await fleet.waitFor(/fleet ready/, 60_000);
+  });
+  afterAll(async () => {
+    if (fleet?.child.exitCode === null) fleet.child.kill('SIGTERM');
+    await fleet?.exitCode();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('says no replica is ready while the file is gone, keeps serving the catalog, and is ready again once it is back', async () => {
+    expect((await fetch(`${origin}/api/health/ready`)).status).toBe(200);
+    await rename(taken, `${taken}.away`);
+    await fleet.waitFor(/no replica is ready/, 30_000);
+    const answer = await fetch(`${origin}/api/health/ready`);
+    expect(answer.status).toBe(503);
+    const body = await answer.json() as { unreachable: { url: string }[] };
+    expect(body.unreachable.map((source) => source.url.split('/').at(-1))).toEqual(['cities-1000.parquet']);
+    // Alive, and serving what does not need the file.
+    expect((await fetch(`${origin}/api/health`)).status).toBe(200);
+    expect((await fetch(`${origin}/api/collections/geonames`)).status).toBe(200);
+    // Each replica printed the missing source once, however many probes came.
+    expect(fleet.output().match(/\] not ready: 1 of \d+ sources/g)).toHaveLength(2);
+
+    await rename(`${taken}.away`, taken);
+    let status = 503;
+    for (let probe = 0; probe < 100 && status !== 200; probe++) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      status = (await fetch(`${origin}/api/health/ready`)).status;
+    }
+    expect(status).toBe(200);
   });
 });

@@ -19,7 +19,7 @@ describe('the OpenAPI document', () => {
     expect(problems.map((problem) => `${problem.severity} ${problem.ruleId}: ${problem.message} at ${problem.location[0]?.pointer}`)).toEqual([]);
   });
 
-  it('describes every catalog route of the contract and the query routes', () => {
+  it('describes every catalog route of the contract, the query routes and readiness', () => {
     expect(Object.keys(document.paths).sort()).toEqual([
       '/api',
       '/api/collections',
@@ -32,6 +32,7 @@ describe('the OpenAPI document', () => {
       '/api/datasets/stats',
       '/api/datasets/{id}',
       '/api/health',
+      '/api/health/ready',
       '/api/openapi',
       '/api/queries',
       '/api/queries/{query_id}/bounds',

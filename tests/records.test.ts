@@ -59,7 +59,8 @@ describe('record validation', () => {
         '      - format: geoparquet', '        sources:', '          - version: 1', '            path: geonames/ghost.parquet', '',
       ].join('\n'),
     });
-    expect(problems).toEqual(['MissingDataFile datasets/geonames/ghost.yaml:11 files.0.formats.0.sources.0.path: no file "geonames/ghost.parquet" in the data folder']);
+    const { dataDir } = await makeTestConfig();
+    expect(problems).toEqual([`MissingDataFile datasets/geonames/ghost.yaml:11 files.0.formats.0.sources.0.path: no file "geonames/ghost.parquet" in the data folder ${dataDir} (GEOSHELF_DATA_DIR)`]);
   });
 
   it('refuses source paths that lead out of the data folder, each at its line, and reads none of them', async () => {

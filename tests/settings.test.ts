@@ -33,6 +33,20 @@ describe('settings', () => {
     expect((thrown as InputError).message).toContain('settings: GEOSHELF_BASE_URL: must be an absolute URL');
   });
 
+  it('refuse a URL where a folder goes, saying remote data is not read yet, rather than read it as a relative path', () => {
+    let thrown: unknown;
+    try {
+      loadConfig({ GEOSHELF_DATA_DIR: 's3://bucket/data', GEOSHELF_DIST_DIR: 'https://cdn.example.org/site' });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(InputError);
+    expect((thrown as InputError).issues.map((issue) => issue.path)).toEqual(['GEOSHELF_DATA_DIR', 'GEOSHELF_DIST_DIR']);
+    expect((thrown as InputError).message).toContain('GEOSHELF_DATA_DIR: must be a folder on this machine, not a URL: data in object storage is not read yet');
+    // A folder whose name merely holds a colon is a folder.
+    expect(loadConfig({ GEOSHELF_DATA_DIR: 'data:2026' }).dataDir).toBe(join(process.cwd(), 'data:2026'));
+  });
+
   it('use HOST and PORT for the address and the default links', () => {
     const config = loadConfig({ HOST: '0.0.0.0', PORT: '8080' });
     expect(config.host).toBe('0.0.0.0');

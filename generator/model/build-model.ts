@@ -13,6 +13,8 @@ export interface BuildModelOptions {
   storageBaseUrl: string;
   /** Paths (relative, `/`-separated) of every file in the data folder. */
   dataFiles: ReadonlySet<string>;
+  /** The data folder, named by the errors about files missing from it. */
+  dataDir?: string;
 }
 
 /** Where a file's record is, so later stages can point at one of its column descriptions. */
@@ -277,13 +279,14 @@ const REQUIRED_SHAPEFILE_PARTS = ['.shx', '.dbf'];
  */
 function checkLocalFile(path: string, formatType: string, at: PropertyKey[], context: ResolveContext): void {
   const files = context.options.dataFiles;
+  const folderName = context.options.dataDir ? `the data folder ${context.options.dataDir} (GEOSHELF_DATA_DIR)` : 'the data folder';
   if (formatType === 'file_geodatabase') {
     const folder = `${path}/`;
-    if (![...files].some((file) => file.startsWith(folder))) context.report('MissingDataFile', context.origin, at, `no folder "${path}" with files in it in the data folder`);
+    if (![...files].some((file) => file.startsWith(folder))) context.report('MissingDataFile', context.origin, at, `no folder "${path}" with files in it in ${folderName}`);
     return;
   }
   if (!files.has(path)) {
-    context.report('MissingDataFile', context.origin, at, `no file "${path}" in the data folder`);
+    context.report('MissingDataFile', context.origin, at, `no file "${path}" in ${folderName}`);
     return;
   }
   if (formatType !== 'shapefile') return;

@@ -1,5 +1,6 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, mkdtemp, readdir, readFile, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
 import { inject } from 'vitest';
 import type { Config } from '../../runtime/config.ts';
 import { readManifestSync, type Manifest } from '../../runtime/manifest.ts';
@@ -28,4 +29,17 @@ export async function readSampleJson<T = unknown>(key: string): Promise<T> {
 /** GETs a path through the server's fetch handler, with optional headers. */
 export function get(server: GeoshelfServer, path: string, headers: Record<string, string> = {}): Promise<Response> {
   return Promise.resolve(server.fetch(new Request(`http://localhost${path}`, { headers })));
+}
+
+/** A new folder of links to every file of the sample's data folder: a test may take one away without touching the real one. */
+export async function linkSampleData(): Promise<string> {
+  const source = sampleConfig().dataDir;
+  const folder = await mkdtemp(join(tmpdir(), 'geoshelf-linked-data-'));
+  for (const entry of await readdir(source, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const target = join(folder, relative(source, join(entry.parentPath, entry.name)));
+    await mkdir(dirname(target), { recursive: true });
+    await symlink(join(entry.parentPath, entry.name), target);
+  }
+  return folder;
 }

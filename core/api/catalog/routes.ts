@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { DEFAULT_COLUMN_LIMIT, MAX_AGGREGATE_ROWS, PROBLEM_CONTENT_TYPE } from '../../constants.ts';
 import { DatasetAggregateListSchema, DatasetByIdResponseSchema, DatasetStatsSchema } from '../../../schemas/datasets.ts';
 import { DatasetDetailResponseSchema, DatasetFileResponseSchema, DatasetFileSchemaResponseSchema } from '../../../schemas/detail.ts';
-import { ApiRootSchema, HealthSchema } from '../../../schemas/discovery.ts';
+import { ApiRootSchema, HealthSchema, ReadinessSchema } from '../../../schemas/discovery.ts';
 import { CollectionDatasetsPageSchema, CollectionListSchema, TagsResponseSchema } from '../../../schemas/listing.ts';
 import { ProblemSchema } from '../../../schemas/problem.ts';
 import { QueryBoundsSchema, QueryErrorSchema, QueryPageRequestSchema, QueryRequestSchema, QueryResultSchema } from '../../../schemas/query.ts';
@@ -231,5 +231,18 @@ export const QUERY_ROUTES = {
   }),
 };
 
-/** Every route of the /api surface, catalog then queries: what the OpenAPI document lists. */
-export const API_ROUTES = [...Object.values(CATALOG_ROUTES), ...Object.values(QUERY_ROUTES)];
+/** Routes the server computes on each request about itself, for probes; `server/app.ts` answers them. */
+export const SERVICE_ROUTES = {
+  getReadiness: defineRoute({
+    id: 'getReadiness', method: 'GET', path: '/api/health/ready', tag: CATALOG, summary: 'Readiness',
+    description: 'Whether this server can read every source the catalog stores in its data folder (GEOSHELF_DATA_DIR): 200 when it can, 503 with the sources it cannot read when it cannot, so a proxy or an orchestrator takes it out. /api/health stays the liveness check. The answer is at most 5 s old. Query parameters are ignored.',
+    responses: {
+      200: json(ReadinessSchema, 'Ready: every local source can be read.'),
+      405: problem('A method other than GET or HEAD.'),
+      503: json(ReadinessSchema, 'Not ready: the sources that cannot be read, with Retry-After.'),
+    },
+  }),
+};
+
+/** Every route of the /api surface, catalog, queries, then service routes: what the OpenAPI document lists. */
+export const API_ROUTES = [...Object.values(CATALOG_ROUTES), ...Object.values(QUERY_ROUTES), ...Object.values(SERVICE_ROUTES)];
