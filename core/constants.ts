@@ -40,3 +40,6 @@ export const RESERVED_COLLECTION_SLUGS = ['api'] as const;
 
 /** Content type of Problem documents (RFC 9457). */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/** Storage backends whose files the build reads remotely, in byte ranges (`runtime/remote-object.ts`). */
+export const REMOTE_BACKENDS: ReadonlySet<string> = new Set(['s3', 'http']);

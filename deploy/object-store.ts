@@ -4,14 +4,13 @@
  */
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type PutObjectCommandInput } from '@aws-sdk/client-s3';
+import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client, type PutObjectCommandInput } from '@aws-sdk/client-s3';
+import { createS3Client, errorName } from '../runtime/s3-client.ts';
 import { Upload } from '@aws-sdk/lib-storage';
 import { PublishError } from './published-tree.ts';
 
 /** Objects larger than this go up in parts, read as a stream, rather than whole in memory. */
 const MULTIPART_BYTES = 16 * 1024 * 1024;
-/** The SDK's standard retry mode backs off exponentially with jitter; five attempts ride out a short outage. */
-const MAX_ATTEMPTS = 5;
 
 /** `s3://bucket/prefix` split; `prefix` has no slash at either end and may be empty. */
 export interface BucketTarget {
@@ -40,24 +39,6 @@ export function parseTarget(target: string): BucketTarget {
   return { bucket: match[1]!, prefix: match[2]! };
 }
 
-/** An S3 client from the standard variables; a custom endpoint (MinIO, R2, s3rver) gets path-style addressing. */
-function createClient(env: NodeJS.ProcessEnv = process.env): S3Client {
-  const endpoint = env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || undefined;
-  return new S3Client({
-    region: env.AWS_REGION || 'us-east-1',
-    maxAttempts: MAX_ATTEMPTS,
-    retryMode: 'standard',
-    ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
-    // Keys given in `env` are used as they are; otherwise the SDK's chain looks (this process's variables, a profile, a role).
-    ...(env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY
-      ? { credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY, ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}) } }
-      : {}),
-    // Checksums only where S3 requires them: the default adds CRC32 trailers that older S3-compatible stores reject.
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  });
-}
-
 /** One prefix of one bucket: read, put, list and delete keys relative to the prefix. */
 export class ObjectStore {
   readonly #client: S3Client;
@@ -66,7 +47,7 @@ export class ObjectStore {
   readonly #endpoint: string;
 
   constructor(target: BucketTarget, env: NodeJS.ProcessEnv = process.env) {
-    this.#client = createClient(env);
+    this.#client = createS3Client(env);
     this.#target = target;
     this.#endpoint = endpointName(env);
   }
@@ -173,8 +154,4 @@ function endpointName(env: NodeJS.ProcessEnv): string {
   } catch {
     return 'the configured endpoint';
   }
-}
-
-function errorName(error: unknown): string | undefined {
-  return (error as { name?: string; Code?: string })?.Code ?? (error as { name?: string })?.name;
 }

@@ -133,7 +133,7 @@ export async function loadCatalogModel(options: BuildOptions, parseCache: ParseC
   const issues = parsed.issues;
   const ids = new IdAllocator(await readLedger(join(config.catalogDir, 'ledger.json')), formatTimestamp(options.now ?? new Date()));
   const dataFiles = await listDataFiles(config.dataDir);
-  const { model, localFiles, fileOrigins, issues: modelIssues } = buildModel(parsed.records, { ids, storageBaseUrl: config.storageBaseUrl, dataFiles, dataDir: config.dataDir });
+  const { model, localFiles, remoteFiles, fileOrigins, issues: modelIssues } = buildModel(parsed.records, { ids, storageBaseUrl: config.storageBaseUrl, dataFiles, dataDir: config.dataDir });
   issues.push(...modelIssues);
   if (config.ledgerMode === 'frozen') {
     for (const { kind, key } of ids.added) {
@@ -142,7 +142,7 @@ export async function loadCatalogModel(options: BuildOptions, parseCache: ParseC
   }
   if (issues.length > 0) throw new BuildError(sortIssues(issues));
   log(`loaded ${files.length} record files: ${model.collections.length} collections, ${countDatasets(model)} datasets`);
-  const enrichment = await enrichSources(model, localFiles, fileOrigins, { dataDir: config.dataDir, cacheDir: config.cacheDir, log, ...(options.progress ? { progress: options.progress } : {}) });
+  const enrichment = await enrichSources(model, localFiles, fileOrigins, { dataDir: config.dataDir, cacheDir: config.cacheDir, log, ...(options.progress ? { progress: options.progress } : {}) }, remoteFiles);
   if (enrichment.issues.length > 0) throw new BuildError(sortIssues(enrichment.issues));
   return { model, ids, warnings: enrichment.warnings, parseCache: parsed.cache, dataFilesRead: enrichment.filesRead, twins: enrichment.twins };
 }

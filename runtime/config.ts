@@ -147,7 +147,7 @@ const CONFIG_SCHEMA = z.object({
   baseUrl: optionalUrl,
   storageBaseUrl: optionalUrl,
   catalogDir: localFolder(),
-  dataDir: localFolder('a URL: data in object storage is not read yet (README, "What is not built yet")'),
+  dataDir: localFolder('a URL: declare data in object storage as a storage location with backend_type s3 or http (README, "Data in object storage")'),
   distDir: localFolder(),
   cacheDir: localFolder(),
   ledgerMode: z.enum(['update', 'frozen']),

@@ -33,7 +33,7 @@ describe('settings', () => {
     expect((thrown as InputError).message).toContain('settings: GEOSHELF_BASE_URL: must be an absolute URL');
   });
 
-  it('refuse a URL where a folder goes, saying remote data is not read yet, rather than read it as a relative path', () => {
+  it('refuse a URL where a folder goes, saying how remote data is declared, rather than read it as a relative path', () => {
     let thrown: unknown;
     try {
       loadConfig({ GEOSHELF_DATA_DIR: 's3://bucket/data', GEOSHELF_DIST_DIR: 'https://cdn.example.org/site' });
@@ -42,7 +42,7 @@ describe('settings', () => {
     }
     expect(thrown).toBeInstanceOf(InputError);
     expect((thrown as InputError).issues.map((issue) => issue.path)).toEqual(['GEOSHELF_DATA_DIR', 'GEOSHELF_DIST_DIR']);
-    expect((thrown as InputError).message).toContain('GEOSHELF_DATA_DIR: must be a folder on this machine, not a URL: data in object storage is not read yet');
+    expect((thrown as InputError).message).toContain('GEOSHELF_DATA_DIR: must be a folder on this machine, not a URL: declare data in object storage as a storage location');
     // A folder whose name merely holds a colon is a folder.
     expect(loadConfig({ GEOSHELF_DATA_DIR: 'data:2026' }).dataDir).toBe(join(process.cwd(), 'data:2026'));
   });

@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { logicalType, quoteIdentifier } from '../../core/sql.ts';
 
@@ -106,4 +107,9 @@ async function readFrequentValues(connection: DuckDBConnection, relation: string
 /** Epoch milliseconds as an RFC 3339 instant in UTC, without a fraction when it is zero. */
 function toInstant(ms: number): string {
   return new Date(ms).toISOString().replace('.000Z', 'Z');
+}
+
+/** A stable hash of a file's column names and types, in order. */
+export function hashColumns(columns: { name: string; type: string }[]): string {
+  return hash('sha256', JSON.stringify(columns.map((column) => [column.name, column.type])), 'hex');
 }

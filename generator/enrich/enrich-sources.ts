@@ -7,9 +7,11 @@ import type { CatalogModel, FileModel, SourceModel, StoredFileFacts } from '../.
 import type { ColumnSchema } from '../../schemas/column.ts';
 import type { FileMetadata, InvalidGeometryReason } from '../../schemas/file-metadata.ts';
 import type { BuildIssue } from '../errors.ts';
-import type { FileOrigin, LocalDataFile } from '../model/build-model.ts';
+import type { FileOrigin, LocalDataFile, RemoteDataFile } from '../model/build-model.ts';
+import { enrichRemoteSources, sourcesById } from './enrich-remote.ts';
 import { DataCache } from './data-cache.ts';
 import { DATA_FACTS_VERSION, inspectGeoJson, inspectGeoParquet, type DataFacts } from './inspect-data-file.ts';
+import { hashColumns } from './column-stats.ts';
 import { inspectWithGdal } from './inspect-gdal.ts';
 import { listSourceFiles } from '../../runtime/source-files.ts';
 import { createProgress, type ProgressReporter } from './progress.ts';
@@ -68,7 +70,7 @@ interface Target {
  * Facts are cached by the file's content hash, so an unchanged file is not read again, and DuckDB is not
  * even started when every file is cached.
  */
-export async function enrichSources(model: CatalogModel, localFiles: LocalDataFile[], fileOrigins: Map<number, FileOrigin>, options: EnrichOptions): Promise<EnrichResult> {
+export async function enrichSources(model: CatalogModel, localFiles: LocalDataFile[], fileOrigins: Map<number, FileOrigin>, options: EnrichOptions, remoteFiles: RemoteDataFile[] = []): Promise<EnrichResult> {
   const cache = await DataCache.open<DataFacts>(options.cacheDir, 'data-facts.json', DATA_FACTS_VERSION);
   let instance: DuckDBInstance | undefined;
   // Loaded only when a data file must be read: a build whose facts all come from the cache (an edit of a
@@ -78,7 +80,10 @@ export async function enrichSources(model: CatalogModel, localFiles: LocalDataFi
     const twins = await makeTwins(model, localFiles, { dataDir: options.dataDir, hashOf: (path) => cache.contentHash(path), instance: duckdb, log: options.log, ...(options.progress ? { progress: options.progress } : {}) });
     const counts = { made: twins.made, current: twins.current };
     if (twins.issues.length > 0) return { issues: twins.issues, warnings: twins.warnings, filesRead: 0, twins: counts };
-    return { ...(await readFacts(model, groupTargets(model, twins.localFiles, options.dataDir), { cache, duckdb, options, fileOrigins, warnings: twins.warnings })), twins: counts };
+    // Remote sources first: their columns join the local ones in the check of column descriptions.
+    const remote = await enrichRemoteSources(model, remoteFiles, { cacheDir: options.cacheDir, duckdb, log: options.log });
+    const local = await readFacts(model, groupTargets(model, twins.localFiles, options.dataDir), { cache, duckdb, options, fileOrigins, warnings: [...twins.warnings, ...remote.warnings] });
+    return { ...local, issues: [...remote.issues, ...local.issues], filesRead: local.filesRead + remote.read.objects, twins: counts };
   } finally {
     instance?.closeSync();
   }
@@ -199,11 +204,6 @@ export function passesQualityCheck(facts: DataFacts): boolean {
   return west >= -180 && south >= -90 && east <= 180 && north <= 90;
 }
 
-/** A stable hash of a file's column names and types, in order. */
-export function hashColumns(columns: { name: string; type: string }[]): string {
-  return hash('sha256', JSON.stringify(columns.map((column) => [column.name, column.type])), 'hex');
-}
-
 function applyFacts(metadata: FileMetadata, facts: DataFacts, file: FileModel): void {
   const geometry = facts.geometry;
   const types = geometry ? Object.keys(geometry.types).sort() : [];
@@ -236,17 +236,7 @@ function sortReasons(reasons: Partial<Record<InvalidGeometryReason, number>>): P
 }
 
 function groupTargets(model: CatalogModel, localFiles: LocalDataFile[], dataDir: string): Target[] {
-  const bySource = new Map<number, { source: SourceModel; file: FileModel; formatType: string }>();
-  const formatTypes = new Map(model.formats.map((format) => [format.id, format.format_type]));
-  for (const collection of model.collections) {
-    for (const dataset of collection.datasets) {
-      for (const file of dataset.files) {
-        for (const link of file.formats) {
-          for (const source of link.sources) bySource.set(source.id, { source, file, formatType: formatTypes.get(link.format_id) ?? '' });
-        }
-      }
-    }
-  }
+  const bySource = sourcesById(model);
   // Many sources may share a file (the layers of a GeoPackage, or a synthetic catalog): each file is read once.
   const targets = new Map<string, Target>();
   for (const local of localFiles) {

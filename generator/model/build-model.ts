@@ -1,6 +1,6 @@
 import type { CatalogModel, CollectionModel, DatasetModel, FileModel, FormatModel, SourceModel, StorageLocationModel } from '../../core/model.ts';
 import { compareVersionsNewestFirst } from '../../core/versions.ts';
-import { RESERVED_COLLECTION_SLUGS, RESERVED_DATASET_SLUGS } from '../../core/constants.ts';
+import { REMOTE_BACKENDS, RESERVED_COLLECTION_SLUGS, RESERVED_DATASET_SLUGS } from '../../core/constants.ts';
 import { foldText } from '../../core/text.ts';
 import type { DatasetRecord, FileRecord } from '../../schemas/records/dataset-record.ts';
 import type { BuildErrorCode, BuildIssue } from '../errors.ts';
@@ -24,6 +24,16 @@ export interface FileOrigin {
 }
 
 /** A local data file a source points at, for the enrichment stage. */
+/** A source whose data lives in object storage (a location with `backend_type` s3 or http), read remotely. */
+export interface RemoteDataFile {
+  sourceId: number;
+  path: string;
+  location: StorageLocationModel;
+  /** The record file of the source, and the line of its `path`, for error messages. */
+  source: string;
+  line: () => number | undefined;
+}
+
 export interface LocalDataFile {
   sourceId: number;
   path: string;
@@ -44,7 +54,7 @@ const STORAGE_PLACEHOLDER = '{storage_base_url}';
  * Resolves parsed records into the catalog model: ids from the ledger, references checked and replaced by ids,
  * versions ordered newest first. Returns every problem found rather than stopping at the first.
  */
-export function buildModel(records: ParsedRecords, options: BuildModelOptions): { model: CatalogModel; localFiles: LocalDataFile[]; fileOrigins: Map<number, FileOrigin>; issues: BuildIssue[] } {
+export function buildModel(records: ParsedRecords, options: BuildModelOptions): { model: CatalogModel; localFiles: LocalDataFile[]; remoteFiles: RemoteDataFile[]; fileOrigins: Map<number, FileOrigin>; issues: BuildIssue[] } {
   const issues: BuildIssue[] = [];
   const report = (code: BuildErrorCode, origin: RecordOrigin, path: PropertyKey[], message: string) => {
     const line = locateField(origin, path);
@@ -106,6 +116,7 @@ export function buildModel(records: ParsedRecords, options: BuildModelOptions): 
   }
 
   const localFiles: LocalDataFile[] = [];
+  const remoteFiles: RemoteDataFile[] = [];
   let lower: Set<string> | undefined;
   const lowerDataFiles = () => (lower ??= new Set([...options.dataFiles].map((file) => file.toLowerCase())));
   const fileOrigins = new Map<number, FileOrigin>();
@@ -129,7 +140,7 @@ export function buildModel(records: ParsedRecords, options: BuildModelOptions): 
       report('ReservedSlug', origin, ['slug'], `"${record.slug}" is reserved: /api/collections/{slug}/datasets/${record.slug} is a fixed route`);
       continue;
     }
-    const context = { ids, formats, storage, options, report, origin, localFiles, fileOrigins, brokenSlugs: records.brokenSlugs, lowerDataFiles };
+    const context = { ids, formats, storage, options, report, origin, localFiles, remoteFiles, fileOrigins, brokenSlugs: records.brokenSlugs, lowerDataFiles };
     collection.datasets.push(resolveDataset(record, key, collection.id, context));
   }
 
@@ -139,7 +150,7 @@ export function buildModel(records: ParsedRecords, options: BuildModelOptions): 
     collections: sortByNameThenId([...collections.values()]),
   };
   for (const collection of model.collections) collection.datasets = sortByNameThenId(collection.datasets);
-  return { model, localFiles, fileOrigins, issues };
+  return { model, localFiles, remoteFiles, fileOrigins, issues };
 }
 
 /** Sorts into listing order: folded name, then id, so the order is total and stable. Each name is folded once. */
@@ -158,6 +169,7 @@ interface ResolveContext {
   report: (code: BuildErrorCode, origin: RecordOrigin, path: PropertyKey[], message: string) => void;
   origin: RecordOrigin;
   localFiles: LocalDataFile[];
+  remoteFiles: RemoteDataFile[];
   fileOrigins: Map<number, FileOrigin>;
   brokenSlugs: Set<string>;
   /** The data folder's paths in lower case, made when a shapefile's sidecars are first looked up. */
@@ -248,6 +260,9 @@ function resolveFile(record: FileRecord, fileIndex: number, key: string, dataset
         const local: LocalDataFile = { sourceId, path: source.path, source: origin.source, line: () => locateField(origin, [...path, 'path']) };
         context.localFiles.push(local);
         localFiles.set(sourceId, local);
+      } else if (source.path !== undefined && REMOTE_BACKENDS.has(location.model.backend_type)) {
+        const origin = context.origin;
+        context.remoteFiles.push({ sourceId, path: source.path, location: location.model, source: origin.source, line: () => locateField(origin, [...path, 'path']) });
       }
       if (source.references) pendingReferences.push({ source: model, reference: source.references, path: [...path, 'references'] });
       sources.push(model);

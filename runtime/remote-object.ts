@@ -1,0 +1,141 @@
+import { GetObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { StorageLocationModel } from '../core/model.ts';
+import { createS3Client, errorName } from './s3-client.ts';
+
+/**
+ * A data file in object storage, read in byte ranges without downloading it: through the S3 API for a storage
+ * location with `backend_type: s3` (its `bucket`, its `endpoint_url` or the AWS variables' endpoint, the AWS
+ * credentials), over HTTP(S) with Range requests for `backend_type: http` (its `base_url`). Credentials stay in
+ * the client; `where` and every error name the object by its address only.
+ */
+export interface RemoteObject {
+  /** `s3://bucket/key`, or the object's URL: what messages name. */
+  where: string;
+  /** Size and version of the object; throws `RemoteReadError` when it cannot be read. */
+  head: () => Promise<RemoteVersion>;
+  /** `length` bytes from `start`; throws `RemoteReadError`. */
+  read: (start: number, length: number) => Promise<Uint8Array>;
+  /** Bytes read by `read` so far. */
+  bytesRead: () => number;
+}
+
+/** What identifies the bytes of a remote object: a change of any of these is a change of the data. */
+export interface RemoteVersion {
+  size: number;
+  etag: string;
+  lastModified: string;
+}
+
+/** Why a remote object could not be read, in one line without credentials. */
+export class RemoteReadError extends Error {
+  override name = 'RemoteReadError';
+}
+
+/** Clients by endpoint, shared by the objects of one process: each holds its own pool of connections. */
+const clients = new Map<string, S3Client>();
+
+/**
+ * Opens the object of a source in its storage location: for S3 the key is the source path, in `bucket`; for HTTP
+ * the URL is `base_url` and the path. Throws `RemoteReadError` for a backend that cannot be read this way.
+ */
+export function openRemoteObject(location: StorageLocationModel, path: string, env: NodeJS.ProcessEnv = process.env): RemoteObject {
+  const config = location.config;
+  if (location.backend_type === 's3') {
+    if (!config?.bucket) throw new RemoteReadError(`storage location "${location.slug}" has backend_type s3 but no bucket`);
+    const endpoint = config.endpoint_url ?? '';
+    const client = clients.get(endpoint) ?? createS3Client(env, config.endpoint_url);
+    clients.set(endpoint, client);
+    return s3Object(client, config.bucket, path, endpointName(config.endpoint_url ?? env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL));
+  }
+  if (location.backend_type === 'http') {
+    if (!config?.base_url) throw new RemoteReadError(`storage location "${location.slug}" has no base_url`);
+    return httpObject(`${config.base_url}/${path.split('/').map(encodeURIComponent).join('/')}`);
+  }
+  throw new RemoteReadError(`storage location "${location.slug}" is ${location.backend_type}, which geoshelf does not read yet (s3 and http are read)`);
+}
+
+function endpointName(endpoint: string | undefined): string {
+  if (!endpoint) return 'AWS S3';
+  try {
+    return new URL(endpoint).origin;
+  } catch {
+    return 'the configured endpoint';
+  }
+}
+
+function s3Object(client: S3Client, bucket: string, key: string, endpoint: string): RemoteObject {
+  const where = `s3://${bucket}/${key}`;
+  let bytes = 0;
+  const explain = (error: unknown) => {
+    const name = errorName(error);
+    const status = (error as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
+    const code = (error as { code?: string })?.code ?? (error as { cause?: { code?: string } })?.cause?.code;
+    if (name === 'NoSuchKey' || name === 'NotFound' || status === 404) return new RemoteReadError(`${where} does not exist (HTTP 404 at ${endpoint})`);
+    if (name === 'NoSuchBucket') return new RemoteReadError(`the bucket ${bucket} does not exist (at ${endpoint})`);
+    if (name === 'AccessDenied' || name === 'InvalidAccessKeyId' || name === 'SignatureDoesNotMatch' || status === 403) return new RemoteReadError(`access denied reading ${where} (HTTP 403 at ${endpoint}): check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY`);
+    if (name === 'CredentialsProviderError') return new RemoteReadError(`no AWS credentials to read ${where}: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or a profile)`);
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new RemoteReadError(`cannot resolve the host of ${endpoint} (DNS: ${code}) to read ${where}`);
+    if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || name === 'TimeoutError') return new RemoteReadError(`cannot reach ${endpoint} (${code ?? name}) to read ${where}`);
+    return new RemoteReadError(`reading ${where} failed: ${name ?? 'error'}${status ? ` (HTTP ${status})` : ''}`);
+  };
+  return {
+    where,
+    head: async () => {
+      const answer = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key })).catch((error: unknown) => {
+        throw explain(error);
+      });
+      return { size: answer.ContentLength ?? 0, etag: answer.ETag ?? '', lastModified: answer.LastModified?.toISOString() ?? '' };
+    },
+    read: async (start, length) => {
+      try {
+        const answer = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key, Range: `bytes=${start}-${start + length - 1}` }));
+        const body = await answer.Body!.transformToByteArray();
+        bytes += body.byteLength;
+        return body;
+      } catch (error) {
+        throw explain(error);
+      }
+    },
+    bytesRead: () => bytes,
+  };
+}
+
+function httpObject(url: string): RemoteObject {
+  const where = url;
+  let bytes = 0;
+  const request = async (init: RequestInit): Promise<Response> => {
+    let response: Response;
+    try {
+      response = await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) });
+    } catch (error) {
+      const code = (error as { cause?: { code?: string } })?.cause?.code ?? (error as Error).name;
+      if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') throw new RemoteReadError(`cannot resolve the host of ${url} (DNS: ${code})`);
+      throw new RemoteReadError(`cannot reach ${url} (${code})`);
+    }
+    if (response.ok) return response;
+    await response.body?.cancel();
+    if (response.status === 404) throw new RemoteReadError(`${url} does not exist (HTTP 404)`);
+    if (response.status === 401 || response.status === 403) throw new RemoteReadError(`access denied reading ${url} (HTTP ${response.status})`);
+    throw new RemoteReadError(`reading ${url} failed (HTTP ${response.status})`);
+  };
+  return {
+    where,
+    head: async () => {
+      const response = await request({ method: 'HEAD' });
+      const size = Number(response.headers.get('content-length'));
+      if (!Number.isFinite(size) || !response.headers.get('content-length')) throw new RemoteReadError(`${url} answers HEAD without a Content-Length, so it cannot be read in ranges`);
+      return { size, etag: response.headers.get('etag') ?? '', lastModified: response.headers.get('last-modified') ?? '' };
+    },
+    read: async (start, length) => {
+      const response = await request({ headers: { range: `bytes=${start}-${start + length - 1}` } });
+      if (response.status !== 206) {
+        await response.body?.cancel();
+        throw new RemoteReadError(`${url} does not answer Range requests (HTTP ${response.status} instead of 206)`);
+      }
+      const body = new Uint8Array(await response.arrayBuffer());
+      bytes += body.byteLength;
+      return body;
+    },
+    bytesRead: () => bytes,
+  };
+}
