@@ -19,6 +19,7 @@ import { benchMcp } from './mcp-bench.ts';
 import { benchQueryLoad } from './query-load-bench.ts';
 import { benchPreview } from './preview-bench.ts';
 import { benchPublish } from './publish-bench.ts';
+import { benchRemoteSources } from './remote-bench.ts';
 import { benchSearch } from './search-bench.ts';
 import { benchSite } from './site-bench.ts';
 import { benchStacBuild } from './stac-build-bench.ts';
@@ -62,10 +63,11 @@ const SECTIONS: Record<string, (bench: BenchContext) => Promise<void>> = {
   lighthouse: benchLighthouse,
   publish: benchPublish,
   ci: benchCiRebuild,
+  remote: benchRemoteSources,
 };
 
 /** Sections that read no tree of the build section: run alone, they do not pay for it. */
-const STANDALONE = new Set(['ci']);
+const STANDALONE = new Set(['ci', 'remote']);
 
 async function main(): Promise<void> {
   const wanted = process.argv.slice(2);
