@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { z } from 'zod';
 import type { DownloadFormat } from '../core/api/catalog/routes.ts';
@@ -19,7 +20,8 @@ import { QueryPool } from './pool.ts';
 import { createTileCache } from './tile-cache.ts';
 import type { BoundsValue, PageValue, QueryTask, TaskOutcome, TileValue } from './protocol.ts';
 import type { SandboxSettings } from './sandbox.ts';
-import { checkSameData, resolveSources } from './sources.ts';
+import { checkSameData, fetchRemoteSources, resolveSources, type RemoteCopies } from './sources.ts';
+import type { RemoteFileCache } from '../runtime/remote-file-cache.ts';
 import { createQueryId, createToken, readToken, readTokenKeys, type TokenPayload } from './token.ts';
 import { STEP, type StepClock } from './steps.ts';
 import { SqlParser, type SqlCheck } from './validate-sql.ts';
@@ -39,7 +41,8 @@ export interface QueryCatalog {
 /** The settings the query engine reads. */
 export type QueryConfig = Pick<Config,
   'dataDir' | 'queryKeys' | 'queryWorkers' | 'querySpareWorkers' | 'queryQueue' | 'queryClientQueue' | 'queryTimeoutMs' | 'queryMemoryMb'
-  | 'queryThreads' | 'queryTokenTtl' | 'queryMaxResponseBytes' | 'queryDownloadMaxRows' | 'tileMaxFeatures' | 'tileCacheMb'>;
+  | 'queryThreads' | 'queryTokenTtl' | 'queryMaxResponseBytes' | 'queryDownloadMaxRows' | 'tileMaxFeatures' | 'tileCacheMb'>
+  & Partial<Pick<Config, 'remoteCacheDir' | 'remoteCacheMb' | 'remoteRevalidateS'>>;
 
 /** Options of {@link createQueryService}. */
 export interface QueryServiceOptions {
@@ -147,6 +150,22 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     sandboxLimits: settings,
   });
   const tiles = createTileCache<QueryTile>({ maxBytes: config.tileCacheMb * 1024 * 1024 });
+  // Made at the first remote source: the S3 SDK it loads is large, and most catalogs have none.
+  let remoteCache: Promise<RemoteFileCache> | undefined;
+  const remote: RemoteCopies = {
+    get: async (location, path) => (await (remoteCache ??= import('../runtime/remote-file-cache.ts').then(({ RemoteFileCache: Cache }) => new Cache({
+      dir: config.remoteCacheDir ?? join(tmpdir(), 'geoshelf-remote'),
+      budgetBytes: (config.remoteCacheMb ?? 4096) * 1024 * 1024,
+      revalidateMs: (config.remoteRevalidateS ?? 30) * 1000,
+    })))).get(location, path),
+  };
+  const warn = options.warn ?? (() => undefined);
+  /** The sources of a query, each remote one with its local copy (fetched within the query's deadline). */
+  const resolve = async (references: TokenPayload['sources'], ranBefore: boolean) => {
+    const sources = resolveSources(catalog().index, config.dataDir, references, { ranBefore });
+    await fetchRemoteSources(sources, remote, performance.now() + config.queryTimeoutMs, warn);
+    return sources;
+  };
   let parser: Promise<SqlParser> | undefined;
   const startParser = () => (parser ??= SqlParser.create());
   // A map asks for dozens of tiles of one query at once, and the parser checks one SQL at a time: remember
@@ -170,7 +189,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
    * on every page, bounds and tile.
    */
   const prepare = async (query: Pick<TokenPayload, 'sql' | 'sources' | 'data'>, steps: StepClock | undefined) => {
-    const sources = resolveSources(catalog().index, config.dataDir, query.sources, { ranBefore: true });
+    const sources = await resolve(query.sources, true);
     checkSameData(sources, query.data);
     const check = await checkSql(query.sql, sources.map((source) => source.alias));
     steps?.lap(STEP.check);
@@ -211,7 +230,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     options.steps?.lap(STEP.parse);
     const payload: TokenPayload = {
       qid: createQueryId(), sql: request.sql, sources: request.sources, limit: request.limit,
-      data: resolveSources(catalog().index, config.dataDir, request.sources).map((source) => source.version ?? ''),
+      data: (await resolve(request.sources, false)).map((source) => source.version ?? ''),
       ...(request.geometry_column ? { geometry_column: request.geometry_column } : {}),
       // Results are longitude/latitude already: a lon/lat CRS (EPSG:4326, OGC:CRS84 and their aliases) asks for no reprojection.
       ...(crs && !isLonLat(crs) ? { result_crs: crs } : {}),
@@ -261,7 +280,9 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       if (!isValidTile(z, x, y)) throw queryFailure('invalid_tile', MAX_TILE_ZOOM);
       // A tile depends only on the query and the build (the token fixes the query), so identical queries of
       // different users share it, and a map's repeated requests are answered from memory.
-      return tiles.get(`${catalog().buildId}/${hashQuery(query)}/${z}/${x}/${y}`, async () => {
+      // A remote file can change without a new build: its copy's version joins the key, so a stale tile is never served.
+      const remoteVersions = query.sources.length > 0 && (await resolve(query.sources, true)).filter((source) => source.remote).map((source) => source.version).join(',');
+      return tiles.get(`${catalog().buildId}/${remoteVersions || ''}/${hashQuery(query)}/${z}/${x}/${y}`, async () => {
         const { value } = await execute<TileValue>(query, client, (base) => ({ ...base, kind: 'tile', z, x, y }), options);
         return { ...value, etag: createHash('sha256').update(value.bytes).digest('base64url').slice(0, 27) };
       });
@@ -279,6 +300,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     },
     async close() {
       await pool.close();
+      await (await remoteCache)?.close();
       (await parser?.catch(() => undefined))?.close();
     },
   };

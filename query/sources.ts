@@ -1,7 +1,9 @@
 import { join } from 'node:path';
 import type { CatalogIndex } from '../core/catalog-index.ts';
+import { REMOTE_BACKENDS } from '../core/constants.ts';
+import type { StorageLocationModel } from '../core/model.ts';
 import type { QueryRequest } from '../schemas/query.ts';
-import { queryFailure } from './errors.ts';
+import { describeQueryError, QueryFailure, queryFailure } from './errors.ts';
 
 /** A source a query reads: its alias in the SQL and the local file behind it. Paths never leave the server. */
 export interface ResolvedSource {
@@ -12,6 +14,11 @@ export interface ResolvedSource {
    * A token keeps it, so a query is never answered from other data than it ran on (`checkSameData`).
    */
   version?: string;
+  /**
+   * For a source in object storage: where it is. `path` and `version` are filled once its local copy is ready
+   * (`fetchRemoteSources`).
+   */
+  remote?: { location: StorageLocationModel; path: string };
 }
 
 /**
@@ -57,6 +64,10 @@ export function resolveSources(index: CatalogIndex, dataDir: string, references:
       if (!format || !QUERYABLE_FORMATS.has(format.format_type)) {
         throw queryFailure('source_not_queryable', where, `source ${source.id} is ${format?.name ?? 'in another format'}; queries read GeoParquet sources.`);
       }
+      const location = source.storage_location_id === null ? undefined : index.storageById.get(source.storage_location_id);
+      if (source.location.type === 'file' && location && !source.url?.startsWith(`${index.settings.storageBaseUrl}/`) && REMOTE_BACKENDS.has(location.backend_type)) {
+        return { alias: reference.alias, path: '', version: '', remote: { location, path: source.location.path } };
+      }
       if (source.location.type !== 'file' || !source.url?.startsWith(`${index.settings.storageBaseUrl}/`)) {
         throw queryFailure('source_not_queryable', where, `source ${source.id} is not stored where this service can read it.`);
       }
@@ -73,4 +84,44 @@ export function resolveSources(index: CatalogIndex, dataDir: string, references:
  */
 export function checkSameData(sources: ResolvedSource[], versions: string[] | undefined): void {
   if (versions?.length !== sources.length || sources.some((source, index) => source.version !== versions[index])) throw queryFailure('query_outdated');
+}
+
+/**
+ * Puts a local copy under each source in object storage (`RemoteFileCache`) and gives it the copy's path and
+ * version. A copy that is not ready by `deadline` (ms, `performance.now()`) is `source_unavailable` with
+ * Retry-After: the fetch goes on, and a query that comes back finds it. A store that cannot be read is
+ * `source_unavailable` too, with the reason the server logs; the answer never names the store.
+ */
+export async function fetchRemoteSources(sources: ResolvedSource[], cache: RemoteCopies, deadline: number, warn: (message: string) => void): Promise<void> {
+  const remote = sources.filter((source) => source.remote);
+  if (remote.length === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), Math.max(0, deadline - performance.now()));
+  });
+  try {
+    const copies = Promise.all(remote.map(async (source) => {
+      const copy = await cache.get(source.remote!.location, source.remote!.path);
+      source.path = copy.file;
+      source.version = copy.version;
+    }));
+    copies.catch(() => undefined);
+    const outcome = await Promise.race([copies.then(() => 'ready' as const), late]).catch((error: unknown) => {
+      warn(`a remote source cannot be read: ${(error as Error).message}`);
+      throw new QueryFailure({ ...describeQueryError('source_unavailable'), message: 'The data file of this source is in object storage, which cannot be read right now. Other sources are unaffected.' });
+    });
+    if (outcome === 'late') {
+      throw new QueryFailure({ ...describeQueryError('source_unavailable'), message: 'The data file of this source is being fetched from object storage; retry shortly.', hint: 'The first query of a remote file waits for its copy; the fetch goes on, and a later query finds it.' }, REMOTE_RETRY_AFTER_S);
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Retry-After while a remote file is being fetched. */
+const REMOTE_RETRY_AFTER_S = 5;
+
+/** What `fetchRemoteSources` needs of the cache of remote files. */
+export interface RemoteCopies {
+  get: (location: StorageLocationModel, path: string) => Promise<{ file: string; version: string }>;
 }

@@ -101,6 +101,21 @@ export const SETTINGS = {
     default: '64',
     help: 'Memory budget in MiB for vector tiles the query service keeps (least recently used first out); a tile of one query and build is made once. 0 keeps none.',
   },
+  remoteCacheDir: {
+    env: 'GEOSHELF_REMOTE_CACHE_DIR',
+    default: '.geoshelf-remote',
+    help: 'Folder of the query service\'s local copies of sources in object storage (storage locations with backend_type s3 or http); each server process keeps its own inside it.',
+  },
+  remoteCacheMb: {
+    env: 'GEOSHELF_REMOTE_CACHE_MB',
+    default: '4096',
+    help: 'Disk budget in MiB for those copies, least recently used out first; a remote file larger than this cannot be queried.',
+  },
+  remoteRevalidateS: {
+    env: 'GEOSHELF_REMOTE_REVALIDATE_S',
+    default: '30',
+    help: 'Seconds a copy of a remote file is trusted; then the next query asks the store whether the object changed (one HEAD) and fetches it again if so.',
+  },
   sendIdleTimeoutMs: {
     env: 'GEOSHELF_SEND_IDLE_TIMEOUT_MS',
     default: '30000',
@@ -168,6 +183,9 @@ const CONFIG_SCHEMA = z.object({
   queryDownloadMaxRows: z.coerce.number().int().min(1),
   tileMaxFeatures: z.coerce.number().int().min(1),
   tileCacheMb: z.coerce.number().int().min(0),
+  remoteCacheDir: localFolder(),
+  remoteCacheMb: z.coerce.number().int().min(1),
+  remoteRevalidateS: z.coerce.number().min(0),
   sendIdleTimeoutMs: z.coerce.number().int().min(100),
   trustedProxies: z.string()
     .transform((value) => value.split(',').map((address) => address.trim()).filter(Boolean))
@@ -206,6 +224,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir: resolve(config.dataDir),
     distDir: resolve(config.distDir),
     cacheDir: resolve(config.cacheDir),
+    remoteCacheDir: resolve(config.remoteCacheDir),
   };
 }
 

@@ -1,3 +1,6 @@
+import { createWriteStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { GetObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { StorageLocationModel } from '../core/model.ts';
 import { createS3Client, errorName } from './s3-client.ts';
@@ -17,6 +20,8 @@ export interface RemoteObject {
   read: (start: number, length: number) => Promise<Uint8Array>;
   /** Bytes read by `read` so far. */
   bytesRead: () => number;
+  /** Writes the whole object to `file` and answers its version as it was read; throws `RemoteReadError`. */
+  download: (file: string) => Promise<RemoteVersion>;
 }
 
 /** What identifies the bytes of a remote object: a change of any of these is a change of the data. */
@@ -97,16 +102,26 @@ function s3Object(client: S3Client, bucket: string, key: string, endpoint: strin
       }
     },
     bytesRead: () => bytes,
+    download: async (file) => {
+      try {
+        const answer = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+        await pipeline(answer.Body as Readable, createWriteStream(file));
+        return { size: answer.ContentLength ?? 0, etag: answer.ETag ?? '', lastModified: answer.LastModified?.toISOString() ?? '' };
+      } catch (error) {
+        throw explain(error);
+      }
+    },
   };
 }
 
 function httpObject(url: string): RemoteObject {
   const where = url;
   let bytes = 0;
-  const request = async (init: RequestInit): Promise<Response> => {
+  // A range or HEAD that takes half a minute is a store that is down; a whole file may take longer.
+  const request = async (init: RequestInit, timeoutMs = 30_000): Promise<Response> => {
     let response: Response;
     try {
-      response = await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) });
+      response = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
     } catch (error) {
       const code = (error as { cause?: { code?: string } })?.cause?.code ?? (error as Error).name;
       if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') throw new RemoteReadError(`cannot resolve the host of ${url} (DNS: ${code})`);
@@ -137,5 +152,14 @@ function httpObject(url: string): RemoteObject {
       return body;
     },
     bytesRead: () => bytes,
+    download: async (file) => {
+      const response = await request({}, 3_600_000);
+      try {
+        await pipeline(Readable.fromWeb(response.body! as import('node:stream/web').ReadableStream), createWriteStream(file));
+      } catch (error) {
+        throw new RemoteReadError(`reading ${url} broke off (${(error as Error).message.split('\n')[0]})`);
+      }
+      return { size: Number(response.headers.get('content-length') ?? 0), etag: response.headers.get('etag') ?? '', lastModified: response.headers.get('last-modified') ?? '' };
+    },
   };
 }

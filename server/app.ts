@@ -93,16 +93,13 @@ export function createServer(options: AppOptions): GeoshelfServer {
   app.use(createClientMiddleware(config.trustedProxies));
   // Preflights are answered before routing, so every route, the query routes included, allows cross-origin calls.
   app.use((event) => (event.req.method === 'OPTIONS' ? new FastResponse(null, { status: 204, headers: PREFLIGHT_HEADERS }) : undefined));
+  const warn = options.warn ?? ((message: string) => console.warn(message));
   const queries = createQueryService({
     config,
     catalog: () => ({ index: snapshot.context.index, baseUrl: snapshot.store.manifest.settings.base_url, buildId: String(snapshot.loadedAt) }),
-    warn: (message) => console.warn(message),
+    warn,
   });
-  const readiness = createReadinessMonitor(
-    () => ({ index: snapshot.context.index, buildId: String(snapshot.loadedAt) }),
-    config.dataDir,
-    options.warn ?? ((message) => console.warn(message)),
-  );
+  const readiness = createReadinessMonitor(() => ({ index: snapshot.context.index, buildId: String(snapshot.loadedAt) }), config.dataDir, warn);
   for (const method of ['GET', 'HEAD'] as const) {
     app.on(method, SERVICE_ROUTES.getReadiness.h3Path, async (event) => {
       const answer = await readiness.current();

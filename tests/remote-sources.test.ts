@@ -6,32 +6,9 @@ import { buildCatalog } from '../generator/build.ts';
 import { BuildError } from '../generator/errors.ts';
 import type { Config } from '../runtime/config.ts';
 import { startBucket, type TestBucket } from './helpers/bucket.ts';
-import { makeTempCatalog, ROOT, snapshotTree } from './helpers/catalog.ts';
+import { snapshotTree } from './helpers/catalog.ts';
+import { BUCKET, CAPITALS, CITIES, fileRecord, remoteCatalog, useBucketCredentials } from './helpers/remote.ts';
 import { findFreePort } from './helpers/web-app.ts';
-
-const CITIES = join(ROOT, 'catalog-data/data/geonames/cities/3.1.0/cities-1000.parquet');
-const CAPITALS = join(ROOT, 'catalog-data/data/geonames/national-capitals/3.1.0/national-capitals.parquet');
-const BUCKET = 'remote-data';
-
-/** A file record with one GeoParquet source at `path` in `location`. */
-const fileRecord = (slug: string, location: string | undefined, path: string) => [
-  `  - slug: ${slug}`, `    name: ${slug}`, '    formats:', '      - format: geoparquet', '        sources:', '          - version: 1',
-  ...(location ? [`            storage_location: ${location}`] : []), `            path: ${path}`,
-];
-
-/** A catalog with the same cities file in the data folder, in the bucket through S3, and in it over HTTP. */
-async function remoteCatalog(bucket: TestBucket, files: string[][], closedPort?: number) {
-  const locations = [
-    '- slug: bucket-data', '  name: Data in a bucket', '  backend_type: s3', `  base_url: https://data.example.org/${BUCKET}`, `  bucket: ${BUCKET}`, `  endpoint_url: ${bucket.endpoint}`,
-    '- slug: bucket-http', '  name: The same bucket over HTTP', '  backend_type: http', `  base_url: ${bucket.endpoint}/${BUCKET}`,
-    ...(closedPort ? ['- slug: nowhere', '  name: A store that is down', '  backend_type: s3', '  base_url: https://nowhere.example.org', '  bucket: gone', `  endpoint_url: http://127.0.0.1:${closedPort}`] : []),
-  ];
-  return makeTempCatalog({
-    'formats.yaml': '- slug: geoparquet\n  format_type: geoparquet\n  name: GeoParquet\n  mime_type: application/vnd.apache.parquet\n',
-    'storage-locations.yaml': `${await readFile(join(ROOT, 'catalog-data/storage-locations.yaml'), 'utf8')}\n${locations.join('\n')}\n`,
-    'datasets/places.yaml': ['slug: places', 'collection: maps', 'name: Places', 'files:', ...files.flat(), ''].join('\n'),
-  }, { 'places/cities.parquet': CITIES });
-}
 
 /** The source metadata of a file's only source, with its columns, as the file's schema document gives it. */
 async function sourceMetadata(config: Config, file: string) {
@@ -41,21 +18,14 @@ async function sourceMetadata(config: Config, file: string) {
 
 describe('sources in object storage: the build reads their GeoParquet footers in byte ranges', () => {
   let bucket: TestBucket;
-  const saved: Record<string, string | undefined> = {};
+  let restore = () => undefined as void;
   beforeAll(async () => {
     bucket = await startBucket(BUCKET);
-    // The build reads credentials as a user's shell gives them: from the standard variables.
-    for (const [name, value] of Object.entries(bucket.env)) {
-      saved[name] = process.env[name];
-      if (name !== 'AWS_ENDPOINT_URL') process.env[name] = value;
-    }
+    restore = useBucketCredentials(bucket);
     await bucket.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'places/cities.parquet', Body: await readFile(CITIES) }));
   });
   afterAll(async () => {
-    for (const [name, value] of Object.entries(saved)) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
+    restore();
     await bucket?.stop();
   });
 
@@ -108,14 +78,14 @@ describe('sources in object storage: the build reads their GeoParquet footers in
     await bucket.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'places/notes.parquet', Body: 'not parquet at all, just text' }));
     const closedPort = await findFreePort();
     const good = [fileRecord('s3', 'bucket-data', 'places/cities.parquet')];
-    const { config } = await remoteCatalog(bucket, good, closedPort);
+    const { config } = await remoteCatalog(bucket, good, { closedPort });
     await buildCatalog({ config });
     const before = await snapshotTree(config.distDir);
 
     const broken = await remoteCatalog(bucket, [
       ...good, fileRecord('missing', 'bucket-data', 'places/missing.parquet'), fileRecord('text', 'bucket-data', 'places/notes.parquet'),
       fileRecord('down', 'nowhere', 'places/cities.parquet'), fileRecord('http-missing', 'bucket-http', 'places/missing.parquet'),
-    ], closedPort);
+    ], { closedPort });
     const error = await buildCatalog({ config: { ...broken.config, distDir: config.distDir } }).then(() => undefined, (thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(BuildError);
     const messages = (error as BuildError).issues.map((issue) => `${issue.code} ${issue.source}:${issue.line} ${issue.message}`);
