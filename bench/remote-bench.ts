@@ -2,9 +2,10 @@
  * `npm run bench -- remote`: issue 25's figure for the build's reading of a remote GeoParquet file. A 1M-point
  * file in s3rver (a real S3 API, with the real SDK) is read from its footer (`inspect-remote.ts`: one HEAD and
  * two range requests), against the local inspection of the same file (every row: column statistics, validity
- * by GEOS, the extent) in the same run.
+ * by GEOS, the extent) in the same run. Then the first page of a query over the same file, from the bucket (a
+ * cold copy, then warm) against the data folder, through the whole service in one process.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -12,7 +13,11 @@ import type { StorageLocationModel } from '../core/model.ts';
 import { inspectGeoParquet } from '../generator/enrich/inspect-data-file.ts';
 import { inspectRemoteGeoParquet } from '../generator/enrich/inspect-remote.ts';
 import { openRemoteObject } from '../runtime/remote-object.ts';
-import { startBucket } from '../tests/helpers/bucket.ts';
+import { buildCatalog } from '../generator/build.ts';
+import { createServer, type GeoshelfServer } from '../server/app.ts';
+import { startBucket, type TestBucket } from '../tests/helpers/bucket.ts';
+import { makeTempCatalog, ROOT } from '../tests/helpers/catalog.ts';
+import { sourceRef, TEST_KEYS } from '../tests/helpers/queries.ts';
 import { median } from './build-bench.ts';
 import type { BenchContext } from './run.ts';
 import { writeSyntheticPoints } from './synthetic-parquet.ts';
@@ -65,8 +70,69 @@ export async function benchRemoteSources(bench: BenchContext): Promise<void> {
       `${median(remote.map((run) => run.ms)).toFixed(0)} ms / ${median(local.map((run) => run.ms)).toFixed(0)} ms`,
       `medians of ${ROUNDS}; remote per round ${remote.map((run) => run.ms.toFixed(0)).join(', ')} ms, local ${local.map((run) => run.ms.toFixed(0)).join(', ')} ms. The local side reads every row (statistics, GEOS validity, extent); the remote side reads no row`,
     );
+    await compareQueries(bench, bucket, path, env);
   } finally {
     instance.closeSync();
     await bucket.stop();
+  }
+}
+
+/** Timed runs of each side per round, alternated, a random side first each time. */
+const RUNS = 51;
+
+/**
+ * The first page of `SELECT *` over the 1M points: from the bucket's copy against the local file, p50 of each
+ * round (target: warm ≤ 1.1 × local in every round), and the first query of a cold copy in a new server.
+ */
+async function compareQueries(bench: BenchContext, bucket: TestBucket, path: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const source = (slug: string, location?: string) => [`  - slug: ${slug}`, `    name: ${slug}`, '    formats:', '      - format: geoparquet', '        sources:', '          - version: 1', ...(location ? [`            storage_location: ${location}`] : []), '            path: points.parquet'];
+  const { config } = await makeTempCatalog({
+    'formats.yaml': '- slug: geoparquet\n  format_type: geoparquet\n  name: GeoParquet\n  mime_type: application/vnd.apache.parquet\n',
+    'storage-locations.yaml': `${await readFile(join(ROOT, 'catalog-data/storage-locations.yaml'), 'utf8')}\n- slug: bucket\n  name: Bucket\n  backend_type: s3\n  base_url: https://data.example.org\n  bucket: ${bucket.bucket}\n  endpoint_url: ${bucket.endpoint}\n`,
+    'datasets/points.yaml': ['slug: points', 'collection: maps', 'name: Points', 'files:', ...source('local'), ...source('remote', 'bucket'), ''].join('\n'),
+  }, { 'points.parquet': path });
+  const saved = { ...process.env };
+  Object.assign(process.env, { AWS_ACCESS_KEY_ID: env.AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY: env.AWS_SECRET_ACCESS_KEY, AWS_REGION: env.AWS_REGION });
+  const cacheDir = await mkdtemp(join(bench.root, 'remote-copies-'));
+  try {
+    await buildCatalog({ config });
+    const serve = () => createServer({ config: { ...config, queryKeys: TEST_KEYS, remoteCacheDir: cacheDir, queryTimeoutMs: 120_000 } });
+    const firstPage = async (server: GeoshelfServer, file: string) => {
+      const started = performance.now();
+      const response = await server.fetch(new Request('http://localhost/api/queries', {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ sql: 'SELECT * FROM p', sources: [sourceRef(server, 'p', 'maps', 'points', file)], limit: 100 }),
+      }));
+      const body = await response.json() as { rows?: unknown[] };
+      if (response.status !== 200 || body.rows?.length !== 100) throw new Error(`the ${file} query answered ${response.status}: ${JSON.stringify(body).slice(0, 200)}`);
+      return performance.now() - started;
+    };
+    const cold: number[] = [];
+    const verdicts: string[] = [];
+    let met = true;
+    for (let round = 0; round < ROUNDS; round++) {
+      const server = serve();
+      try {
+        await firstPage(server, 'local');
+        cold.push(await firstPage(server, 'remote'));
+        const times = { local: [] as number[], remote: [] as number[] };
+        for (let run = 0; run < RUNS; run++) {
+          for (const side of Math.random() < 0.5 ? (['local', 'remote'] as const) : (['remote', 'local'] as const)) times[side].push(await firstPage(server, side));
+        }
+        const [local, remote] = [median(times.local), median(times.remote)];
+        met &&= remote <= 1.1 * local;
+        verdicts.push(`${(remote / local).toFixed(2)}× (${remote.toFixed(1)} / ${local.toFixed(1)} ms)`);
+      } finally {
+        await server.close();
+      }
+    }
+    bench.report('first page of SELECT * (limit 100), remote copy warm / local file, p50', verdicts.join('; '), `${RUNS} runs of each side per round, alternated; target ≤ 1.1× in every round: ${met ? 'met' : 'missed'}`);
+    bench.report('first query of a cold remote file (fetches its 52.8 MB copy from s3rver)', cold.map((ms) => `${ms.toFixed(0)} ms`).join(', '), `a new server each round; the warm p50 above is the same query once the copy is there`);
+  } finally {
+    for (const name of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_REGION']) {
+      if (saved[name] === undefined) delete process.env[name];
+      else process.env[name] = saved[name];
+    }
+    await rm(cacheDir, { recursive: true, force: true });
   }
 }
