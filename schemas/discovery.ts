@@ -39,6 +39,7 @@ export const ReadinessSchema = z
     checked_at: z.string().describe('When the sources were last looked at (RFC 3339); a probe gets an answer at most 5 s old.'),
     sources: z.object({
       local: z.number().int().min(0).describe('Sources the catalog stores in the data folder of this replica.'),
+      remote: z.number().int().min(0).describe('Sources in object storage (storage locations with backend_type s3 or http), probed one object per location.'),
       unreachable: z.number().int().min(0),
     }),
     unreachable: z.array(UnreachableSourceSchema).max(100).describe('The unreachable sources by id, the first 100.'),

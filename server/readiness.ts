@@ -2,14 +2,15 @@ import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CatalogIndex } from '../core/catalog-index.ts';
+import { REMOTE_BACKENDS } from '../core/constants.ts';
 import type { Readiness, UnreachableSource } from '../schemas/discovery.ts';
 
 /**
- * Readiness (`GET /api/health/ready`): whether this replica can read every source the catalog stores in its data
- * folder, the files its queries, downloads and OGC items read. `/api/health` stays a liveness check. A replica
- * started with an empty or wrong data folder is alive but not ready: a proxy takes it out rather than send it
- * queries it can only answer with 503. Sources stored elsewhere (another storage location, a remote URL) are
- * not this replica's to read, so they do not count.
+ * Readiness (`GET /api/health/ready`): whether this replica can read every source it serves: the files the
+ * catalog stores in its data folder, and the stores of sources in object storage. `/api/health` stays a liveness
+ * check. A replica started with an empty or wrong data folder, or cut off from its bucket, is alive but not
+ * ready: a proxy takes it out rather than send it queries it can only answer with 503. Sources the service does
+ * not read (an API source, a location of another backend) do not count.
  */
 
 /** How long an answer stands before a probe starts a new check; probes in between get the last one. */
@@ -19,43 +20,74 @@ const CHECK_CONCURRENCY = 16;
 /** Unreachable sources named in an answer; the count says how many there are in all. */
 export const READINESS_LISTED = 100;
 
-/** A source of the catalog this replica reads from its data folder. */
-interface LocalSource extends UnreachableSource {
-  path: string;
+/** A source this replica reads, and the probe that tells whether it can: its file, or its storage location. */
+interface CheckedSource extends UnreachableSource {
+  probe: string;
 }
 
-/** Every source of the catalog stored under `storage_base_url`, that is, in the data folder. */
-export function localSources(index: CatalogIndex, dataDir: string): LocalSource[] {
+/** What to look at: the sources, and by probe key how to look. */
+export interface SourceChecks {
+  sources: CheckedSource[];
+  probes: Map<string, () => Promise<boolean>>;
+}
+
+/**
+ * Every source this replica reads: those under `storage_base_url` in the data folder, each probed by looking at
+ * its file (or folder, such as a `.gdb`), and those in object storage (a location with `backend_type` s3 or
+ * http), probed a location at a time by asking the store for one of its objects: asking for every object would
+ * cost a request per source on each check, and a store that answers for one answers for the others.
+ */
+export function catalogSources(index: CatalogIndex, dataDir: string, env: NodeJS.ProcessEnv = process.env): SourceChecks {
   const prefix = `${index.settings.storageBaseUrl}/`;
-  const sources: LocalSource[] = [];
+  const sources: CheckedSource[] = [];
+  const probes = new Map<string, () => Promise<boolean>>();
   for (const { dataset } of index.datasetsById.values()) {
     for (const file of dataset.files) {
       for (const link of file.formats) {
         for (const source of link.sources) {
-          if (source.location.type !== 'file' || !source.url?.startsWith(prefix)) continue;
-          sources.push({ dataset_id: dataset.id, file_id: file.id, source_id: source.id, url: source.url, path: join(dataDir, source.location.path) });
+          if (source.location.type !== 'file') continue;
+          const named = { dataset_id: dataset.id, file_id: file.id, source_id: source.id, url: source.url ?? '' };
+          if (source.url?.startsWith(prefix)) {
+            const path = join(dataDir, source.location.path);
+            probes.set(path, () => access(path, constants.R_OK).then(() => true, () => false));
+            sources.push({ ...named, probe: path });
+            continue;
+          }
+          const location = source.storage_location_id === null ? undefined : index.storageById.get(source.storage_location_id);
+          if (!location || !REMOTE_BACKENDS.has(location.backend_type)) continue;
+          const key = `storage location ${location.id}`;
+          const objectPath = source.location.path;
+          if (!probes.has(key)) {
+            probes.set(key, async () => {
+              const { openRemoteObject } = await import('../runtime/remote-object.ts');
+              return openRemoteObject(location, objectPath, env).head().then(() => true, () => false);
+            });
+          }
+          sources.push({ ...named, probe: key });
         }
       }
     }
   }
-  return sources;
+  return { sources, probes };
 }
 
-/** Looks at every local source (a file, or a folder such as a `.gdb`) and answers which cannot be read. */
-export async function checkSources(sources: LocalSource[], now = () => new Date()): Promise<Readiness> {
-  const unreachable: UnreachableSource[] = [];
+/** Runs every probe (16 at a time) and answers which sources cannot be read. */
+export async function checkSources({ sources, probes }: SourceChecks, now = () => new Date()): Promise<Readiness> {
+  const failed = new Set<string>();
+  const keys = [...probes.keys()];
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(CHECK_CONCURRENCY, sources.length) }, async () => {
-    while (next < sources.length) {
-      const { path, ...source } = sources[next++]!;
-      await access(path, constants.R_OK).catch(() => unreachable.push(source));
+  await Promise.all(Array.from({ length: Math.min(CHECK_CONCURRENCY, keys.length) }, async () => {
+    while (next < keys.length) {
+      const key = keys[next++]!;
+      if (!(await probes.get(key)!())) failed.add(key);
     }
   }));
-  unreachable.sort((a, b) => a.source_id - b.source_id);
+  const unreachable = sources.filter((source) => failed.has(source.probe)).map(({ probe: _, ...source }) => source).sort((a, b) => a.source_id - b.source_id);
+  const remote = sources.filter((source) => source.probe.startsWith('storage location ')).length;
   return {
     status: unreachable.length === 0 ? 'ready' : 'not_ready',
     checked_at: now().toISOString(),
-    sources: { local: sources.length, unreachable: unreachable.length },
+    sources: { local: sources.length - remote, remote, unreachable: unreachable.length },
     unreachable: unreachable.slice(0, READINESS_LISTED),
   };
 }
@@ -77,7 +109,7 @@ export function createReadinessMonitor(catalog: () => { index: CatalogIndex; bui
   let running: { buildId: string; promise: Promise<Readiness> } | undefined;
   const warned = new Set<number>();
   const start = (buildId: string, index: CatalogIndex) => {
-    const promise = checkSources(localSources(index, dataDir)).then((answer) => {
+    const promise = checkSources(catalogSources(index, dataDir)).then((answer) => {
       last = { buildId, at: Date.now(), answer };
       reportNew(answer);
       return answer;
@@ -92,7 +124,7 @@ export function createReadinessMonitor(catalog: () => { index: CatalogIndex; bui
     if (fresh.length === 0) return;
     for (const source of fresh) warned.add(source.source_id);
     const more = answer.sources.unreachable - answer.unreachable.length;
-    warn(`not ready: ${answer.sources.unreachable} of ${answer.sources.local} sources the catalog stores in GEOSHELF_DATA_DIR (${dataDir}) cannot be read; queries and downloads of them answer 503 until they are restored:\n${fresh.map((source) => `  source ${source.source_id} (dataset ${source.dataset_id}): ${source.url}`).join('\n')}${more > 0 ? `\n  and ${more} more` : ''}`);
+    warn(`not ready: ${answer.sources.unreachable} of ${answer.sources.local + answer.sources.remote} sources (${answer.sources.local} in GEOSHELF_DATA_DIR, ${dataDir}; ${answer.sources.remote} in object storage) cannot be read; queries and downloads of them answer 503 until they are back:\n${fresh.map((source) => `  source ${source.source_id} (dataset ${source.dataset_id}): ${source.url}`).join('\n')}${more > 0 ? `\n  and ${more} more` : ''}`);
   };
   return {
     current: () => {

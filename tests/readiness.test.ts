@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReadinessSchema, type Readiness } from '../schemas/discovery.ts';
 import { createServer, type GeoshelfServer } from '../server/app.ts';
-import { createReadinessMonitor, localSources, READINESS_LISTED } from '../server/readiness.ts';
+import { catalogSources, createReadinessMonitor, READINESS_LISTED } from '../server/readiness.ts';
 import { get, linkSampleData, sampleConfig, sampleServer } from './helpers/sample.ts';
 
 /** GET /api/health/ready, its body checked against the documented schema. */
@@ -87,13 +87,14 @@ describe('readiness: /api/health/ready says whether the data folder holds what t
     const server = sampleServer();
     servers.push(server);
     const index = server.snapshot().context.index;
-    const sources = localSources(index, dataDir);
+    const { sources } = catalogSources(index, dataDir);
     const taken = sources.find((source) => source.url.endsWith('.parquet'))!;
+    const takenPath = taken.probe;
     const warnings: string[] = [];
     const monitor = createReadinessMonitor(() => ({ index, buildId: 'one' }), dataDir, (message) => warnings.push(message));
     expect((await monitor.current()).status).toBe('ready');
 
-    await rename(taken.path, `${taken.path}.away`);
+    await rename(takenPath, `${takenPath}.away`);
     let answer = await monitor.check();
     expect(answer.status).toBe('not_ready');
     expect(answer.unreachable).toEqual([{ dataset_id: taken.dataset_id, file_id: taken.file_id, source_id: taken.source_id, url: taken.url }]);
@@ -102,7 +103,7 @@ describe('readiness: /api/health/ready says whether the data folder holds what t
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain(taken.url);
 
-    await rename(`${taken.path}.away`, taken.path);
+    await rename(`${takenPath}.away`, takenPath);
     answer = await monitor.check();
     expect(answer).toMatchObject({ status: 'ready', unreachable: [] });
   });

@@ -125,6 +125,22 @@ describe('queries over sources in object storage, read from the bucket through a
     }
   });
 
+  it('is ready while its stores answer, and not ready, naming the sources, once the bucket is gone (run last)', async () => {
+    const up = await server.readiness.check();
+    expect(up.status).toBe('ready');
+    expect(up.sources.remote).toBe(4);
+    await bucket.stop();
+    const down = await server.readiness.check();
+    expect(down.status).toBe('not_ready');
+    // The bucket's sources, by S3 and over HTTP, and not the other HTTP server's, which still answers.
+    expect(down.unreachable.map((source) => source.url).sort()).toEqual([
+      `${bucket.endpoint}/${BUCKET}/places/cities.parquet`,
+      `https://data.example.org/${BUCKET}/places/cities.parquet`,
+      `https://data.example.org/${BUCKET}/places/cities.parquet`,
+    ]);
+    expect(JSON.stringify(down)).not.toContain(bucket.env.AWS_SECRET_ACCESS_KEY!);
+  });
+
   async function coldThenReady(server: GeoshelfServer) {
     const cold = await firstPage(server, 'slow', 'SELECT count(*) AS n FROM places');
     expect(cold.response.status).toBe(503);
