@@ -281,8 +281,8 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       // A tile depends only on the query and the build (the token fixes the query), so identical queries of
       // different users share it, and a map's repeated requests are answered from memory.
       // A remote file can change without a new build: its copy's version joins the key, so a stale tile is never served.
-      const remoteVersions = query.sources.length > 0 && (await resolve(query.sources, true)).filter((source) => source.remote).map((source) => source.version).join(',');
-      return tiles.get(`${catalog().buildId}/${remoteVersions || ''}/${hashQuery(query)}/${z}/${x}/${y}`, async () => {
+      const remoteVersions = (await resolve(query.sources, true)).filter((source) => source.remote).map((source) => source.version).join(',');
+      return tiles.get(`${catalog().buildId}/${remoteVersions}/${hashQuery(query)}/${z}/${x}/${y}`, async () => {
         const { value } = await execute<TileValue>(query, client, (base) => ({ ...base, kind: 'tile', z, x, y }), options);
         return { ...value, etag: createHash('sha256').update(value.bytes).digest('base64url').slice(0, 27) };
       });

@@ -16,6 +16,8 @@ import { openRemoteObject, RemoteReadError, type RemoteVersion } from './remote-
  * this deployment does not allow (README, "Data in object storage").
  */
 export class RemoteFileCache {
+  /** The shared folder, and this cache's own folder in it. */
+  readonly #root: string;
   readonly #dir: string;
   readonly #budgetBytes: number;
   readonly #revalidateMs: number;
@@ -24,8 +26,7 @@ export class RemoteFileCache {
   readonly #copies = new Map<string, Copy>();
   /** Fetches and checks under way, by object address. */
   readonly #pending = new Map<string, Promise<Copy>>();
-
-  #root: string;
+  /** The removal of folders left by processes that are gone, done before the first fetch. */
   #started: Promise<void> | undefined;
 
   /** `dir` is shared: each cache keeps its copies in a folder of its own there, named by its process's pid. */
@@ -92,8 +93,12 @@ export class RemoteFileCache {
     const partial = `${file}.part-${process.pid}`;
     try {
       const fetched = await object.download(partial);
-      // The bytes that arrived are the version the copy is named by: a change during the HEAD and the GET shows.
-      if (versionOf(fetched) !== version) throw new RemoteReadError(`${where} changed while it was being fetched; the next query fetches it again`);
+      // The bytes that arrived are the version the copy is named by: a change between the HEAD and the GET, or a
+      // body cut short, shows here (a server that streams without Content-Length gives no size to compare).
+      const arrived = (await stat(partial)).size;
+      if (arrived !== current.size || versionOf({ ...fetched, size: fetched.size || arrived }) !== version) {
+        throw new RemoteReadError(`${where} changed or broke off while it was being fetched (${arrived} of ${current.size} bytes); the next query fetches it again`);
+      }
       await rename(partial, file);
     } catch (error) {
       await rm(partial, { force: true });

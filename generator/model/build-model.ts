@@ -23,7 +23,6 @@ export interface FileOrigin {
   locateColumn: (name: string) => number | undefined;
 }
 
-/** A local data file a source points at, for the enrichment stage. */
 /** A source whose data lives in object storage (a location with `backend_type` s3 or http), read remotely. */
 export interface RemoteDataFile {
   sourceId: number;
@@ -34,6 +33,7 @@ export interface RemoteDataFile {
   line: () => number | undefined;
 }
 
+/** A local data file a source points at, for the enrichment stage. */
 export interface LocalDataFile {
   sourceId: number;
   path: string;
