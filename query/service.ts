@@ -120,6 +120,8 @@ export interface QueryService {
    * sandbox, deadline and admission as queries. The SQL is the engine's own (query/features.ts).
    */
   features: (file: FeatureFile, read: FeatureRead, client?: string) => Promise<FeaturesValue>;
+  /** The local copy of a file in object storage, the one queries read (for downloads of a remote source). */
+  remoteCopy: RemoteCopies['get'];
   /**
    * Starts the workers and the SQL parser ahead of the first query (the server awaits it before it listens);
    * resolves once the workers can take tasks. A query sent before then waits without its deadline running.
@@ -294,6 +296,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       }, client);
       return unwrap<FeaturesValue>(outcome);
     },
+    remoteCopy: (location, path) => remote.get(location, path),
     async start() {
       pool.start();
       await Promise.all([pool.ready(), startParser()]);

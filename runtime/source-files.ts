@@ -14,6 +14,8 @@ export interface ArchiveEntry {
   mtimeMs: number;
   /** Changes with every write and cannot be set back, so other bytes of the same size and mtime get another ETag. */
   ctimeMs: number;
+  /** For a copy of a file in object storage, the object's version: it stands for the times, which are 0. */
+  version?: string;
 }
 
 /** The parts of a shapefile that travel with its `.shp`, in archive order (extensions compared case-blind). */

@@ -109,7 +109,7 @@ export function createServer(options: AppOptions): GeoshelfServer {
     });
   }
   registerQueryRoutes(app, queries, { tileMaxAge: config.queryTokenTtl, sendIdleTimeoutMs: config.sendIdleTimeoutMs });
-  const zipOptions = { dataDir: config.dataDir, cacheMaxAge: config.cacheMaxAge, sendIdleTimeoutMs: config.sendIdleTimeoutMs };
+  const zipOptions = { dataDir: config.dataDir, cacheMaxAge: config.cacheMaxAge, sendIdleTimeoutMs: config.sendIdleTimeoutMs, remoteCopy: queries.remoteCopy };
   for (const method of ['GET', 'HEAD'] as const) app.on(method, DOWNLOAD_ZIP_ROUTE, (event) => answerDownloadZip(event.req, snapshot, zipOptions, event.context.params ?? {}));
   registerFeatureRoutes(app, { queries, catalog: () => ({ index: snapshot.context.index, baseUrl: snapshot.store.manifest.settings.base_url, buildId: String(snapshot.loadedAt) }), cacheMaxAge: config.cacheMaxAge });
   registerStacRoutes(app, () => snapshot, { cacheMaxAge: config.cacheMaxAge });

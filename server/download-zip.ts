@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
-import { createReadStream, type ReadStream } from 'node:fs';
+import { createReadStream, statSync, type ReadStream } from 'node:fs';
+import { basename } from 'node:path';
 import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
 import { HTTPError } from 'h3';
@@ -7,7 +8,9 @@ import { FastResponse } from 'srvx';
 import { ZipFile } from 'yazl';
 import type { CatalogSnapshot } from './catalog.ts';
 import { lookupFile } from '../core/render/detail.ts';
-import type { SourceModel } from '../core/model.ts';
+import { REMOTE_BACKENDS } from '../core/constants.ts';
+import type { SourceModel, StorageLocationModel } from '../core/model.ts';
+import type { RemoteCopies } from '../query/sources.ts';
 import { formatContentRange, selectRange, type ByteRange } from './byte-ranges.ts';
 import { QUERY_ERRORS } from '../query/errors.ts';
 import { CORS_HEADERS } from './headers.ts';
@@ -21,6 +24,8 @@ export const DOWNLOAD_ZIP_ROUTE = '/api/collections/:collection/datasets/:datase
 /** What the route reads from the settings. */
 export interface DownloadZipOptions {
   dataDir: string;
+  /** The query service's copies of files in object storage; without it, a remote source answers 404. */
+  remoteCopy?: RemoteCopies['get'];
   cacheMaxAge: number;
   /** A client that takes no bytes for this long is cut (GEOSHELF_SEND_IDLE_TIMEOUT_MS). */
   sendIdleTimeoutMs: number;
@@ -36,11 +41,16 @@ const YAZL_VERSION = (createRequire(import.meta.url)('yazl/package.json') as { v
  * GDAL's `/vsizip//vsicurl/` needs to open it in place.
  */
 export async function answerDownloadZip(request: Request, snapshot: CatalogSnapshot, options: DownloadZipOptions, params: Record<string, string>): Promise<Response> {
-  const { source, fileName } = findSource(snapshot, params);
-  if (source.location.type !== 'file' || !source.url?.startsWith(`${snapshot.context.index.settings.storageBaseUrl}/`)) {
-    throw new HTTPError({ status: 404, message: 'This source is not stored in this server\'s data folder; download it from its url.' });
-  }
-  const entries = listSourceFiles(options.dataDir, source.location.path);
+  const { source, fileName, formatType } = findSource(snapshot, params);
+  const index = snapshot.context.index;
+  const unreadable = () => new HTTPError({ status: 404, message: 'This source is not stored where this server can read it; download it from its url.' });
+  if (source.location.type !== 'file') throw unreadable();
+  const location = source.storage_location_id === null ? undefined : index.storageById.get(source.storage_location_id);
+  const local = source.url?.startsWith(`${index.settings.storageBaseUrl}/`);
+  // A single file in object storage is zipped from the query service's copy of it.
+  const remote = !local && location && REMOTE_BACKENDS.has(location.backend_type) && !MULTI_FILE_FORMATS.has(formatType) ? options.remoteCopy : undefined;
+  if (!local && !remote) throw unreadable();
+  const entries = remote ? await copyEntries(remote, location!, source.location.path) : listSourceFiles(options.dataDir, source.location.path);
   // The catalog lists the file, so its absence is the server's fault, to be mended by its operator: not a 404.
   if (entries.length === 0) {
     throw new HTTPError({ status: 503, message: 'The stored file of this source is missing from the data folder; the service\'s operator must restore it.', headers: { 'retry-after': String(QUERY_ERRORS.source_unavailable.retryAfter) } });
@@ -71,7 +81,22 @@ export async function answerDownloadZip(request: Request, snapshot: CatalogSnaps
   return new FastResponse(cutWhenIdle(Readable.toWeb(await archive.streamRange(selection.range)) as ReadableStream, options.sendIdleTimeoutMs), { status: 206, headers });
 }
 
-function findSource(snapshot: CatalogSnapshot, params: Record<string, string>): { source: SourceModel; fileName: string } {
+/** Formats whose source is several files (a shapefile's sidecars, a File Geodatabase's folder): not fetched from a store. */
+const MULTI_FILE_FORMATS = new Set(['shapefile', 'file_geodatabase']);
+
+/**
+ * The entry of a source in object storage: the query service's local copy, under the object's own name. Its
+ * times are left out, so the archive's bytes and ETag depend on the object's version, not on when a replica
+ * fetched it: every replica answers a range of the same archive.
+ */
+async function copyEntries(remoteCopy: RemoteCopies['get'], location: StorageLocationModel, path: string): Promise<ArchiveEntry[]> {
+  const copy = await remoteCopy(location, path).catch(() => {
+    throw new HTTPError({ status: 503, message: 'The stored file of this source is in object storage, which cannot be read right now; retry later.', headers: { 'retry-after': String(QUERY_ERRORS.source_unavailable.retryAfter) } });
+  });
+  return [{ path: copy.file, name: basename(path), size: statSync(copy.file).size, mtimeMs: 0, ctimeMs: 0, version: copy.version }];
+}
+
+function findSource(snapshot: CatalogSnapshot, params: Record<string, string>): { source: SourceModel; fileName: string; formatType: string } {
   const index = snapshot.context.index;
   const found = lookupFile(index, params.collection ?? '', params.dataset ?? '', params.file ?? '');
   if (!found.ok) throw new HTTPError({ status: 404, message: found.detail });
@@ -79,7 +104,7 @@ function findSource(snapshot: CatalogSnapshot, params: Record<string, string>): 
     const source = link.sources.find((candidate) => String(candidate.id) === params.source);
     const format = index.formatsById.get(link.format_id)?.slug ?? String(link.format_id);
     // The dataset, file, format and version name one source, so two downloads never share a file name.
-    if (source) return { source, fileName: `${found.dataset.slug}-${found.file.slug}-${format}-${source.version}` };
+    if (source) return { source, fileName: `${found.dataset.slug}-${found.file.slug}-${format}-${source.version}`, formatType: index.formatsById.get(link.format_id)?.format_type ?? '' };
   }
   throw new HTTPError({ status: 404, message: `File "${found.file.slug}" has no source ${params.source}; its metadata route lists them.` });
 }
@@ -92,7 +117,7 @@ function parseTimestamp(timestamp: string): Date {
 
 function computeEtag(source: SourceModel, mtime: Date, entries: ArchiveEntry[]): string {
   // yazl writes the DOS date of each entry in the server's time zone, so the offset belongs to the bytes too.
-  const inputs = [YAZL_VERSION, source.id, source.version, mtime.getTime(), mtime.getTimezoneOffset(), entries.map((entry) => [entry.name, entry.size, Math.trunc(entry.mtimeMs), Math.trunc(entry.ctimeMs)])];
+  const inputs = [YAZL_VERSION, source.id, source.version, mtime.getTime(), mtime.getTimezoneOffset(), entries.map((entry) => [entry.name, entry.size, Math.trunc(entry.mtimeMs), Math.trunc(entry.ctimeMs), entry.version ?? ''])];
   return `"${hash('sha256', JSON.stringify(inputs), 'hex')}"`;
 }
 

@@ -125,6 +125,28 @@ describe('queries over sources in object storage, read from the bucket through a
     }
   });
 
+  it('zips a remote source for download-zip from its copy, with the same ETag on every replica', async () => {
+    const ref = sourceRef(server, 'p', 'maps', 'places', 's3');
+    const path = `/api/collections/maps/datasets/places/files/s3/sources/${ref.file_source_id}/download-zip`;
+    const response = await server.fetch(new Request(`http://localhost${path}`));
+    expect(response.status).toBe(200);
+    const zip = Buffer.from(await response.arrayBuffer());
+    const bytes = await readFile(CITIES);
+    // Entries are stored, not deflated: the file's bytes sit whole in the archive, after its name.
+    const start = zip.indexOf(bytes.subarray(0, 256));
+    expect(start).toBeGreaterThan(0);
+    expect(zip.subarray(start, start + bytes.length).equals(bytes)).toBe(true);
+    expect(zip.subarray(0, start).toString('latin1')).toContain('cities.parquet');
+    const other = createServer({ config: { ...config, queryKeys: TEST_KEYS, remoteCacheDir: cacheDir } });
+    try {
+      const again = await other.fetch(new Request(`http://localhost${path}`, { method: 'HEAD' }));
+      expect(again.headers.get('etag')).toBe(response.headers.get('etag'));
+      expect(Number(again.headers.get('content-length'))).toBe(zip.length);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('is ready while its stores answer, and not ready, naming the sources, once the bucket is gone (run last)', async () => {
     const up = await server.readiness.check();
     expect(up.status).toBe('ready');
