@@ -8,6 +8,9 @@ import { DataCache } from './data-cache.ts';
 import { hashColumns } from './column-stats.ts';
 import { FOOTER_FACTS_VERSION, inspectRemoteGeoParquet, type FooterFacts } from './inspect-remote.ts';
 
+/** Remote objects asked at once. */
+const REQUESTS_AT_ONCE = 16;
+
 /** What reading the remote sources did. */
 export interface RemoteEnrichment {
   issues: BuildIssue[];
@@ -33,39 +36,46 @@ export async function enrichRemoteSources(model: CatalogModel, remoteFiles: Remo
   const cache = await DataCache.open<FooterFacts>(options.cacheDir, 'remote-facts.json', FOOTER_FACTS_VERSION);
   const sources = sourcesById(model);
   const usedKeys = new Set<string>();
-  for (const remote of remoteFiles) {
+  // Warnings by source, so they print in the records' order whatever order the requests finish in.
+  const warnings: string[][] = remoteFiles.map(() => []);
+  const readOne = async (remote: RemoteDataFile, warn: (line: string) => void) => {
     const found = sources.get(remote.sourceId);
-    if (!found) continue;
-    const fail = (message: string) => {
-      const line = remote.line();
-      result.issues.push({ code: 'UnreadableDataFile', source: remote.source, ...(line ? { line } : {}), path: 'path', message: `"${remote.path}" in storage location "${remote.location.slug}" cannot be read: ${message}` });
-    };
+    if (!found) return;
     try {
       const object = openRemoteObject(remote.location, remote.path, options.env);
-      if (found.formatType !== 'geoparquet') {
-        const { size } = await object.head();
-        if (found.source.metadata) found.source.metadata.size_bytes = size;
-        result.warnings.push(`${remote.source}: ${object.where} is ${found.formatType}, which is not inspected in object storage yet; its metadata holds its size only`);
-        continue;
-      }
       const version = await object.head();
+      if (found.formatType !== 'geoparquet') {
+        if (found.source.metadata) found.source.metadata.size_bytes = version.size;
+        warn(`${remote.source}: ${object.where} is ${found.formatType}, which is not inspected in object storage yet; its metadata holds its size only`);
+        return;
+      }
       const key = JSON.stringify([object.where, version.etag, version.size, version.lastModified]);
       usedKeys.add(key);
       let facts = cache.get(key);
       if (!facts) {
-        facts = await inspectRemoteGeoParquet(await options.duckdb(), object, options.cacheDir);
+        facts = await inspectRemoteGeoParquet(await options.duckdb(), object, options.cacheDir, version);
         cache.set(key, facts);
         result.read.objects++;
         result.read.bytes += facts.bytesRead;
         result.read.ofBytes += version.size;
       }
-      for (const warning of facts.warnings) result.warnings.push(`${object.where}: ${warning}`);
+      for (const warning of facts.warnings) warn(`${object.where}: ${warning}`);
       if (found.source.metadata) applyFooterFacts(found.source.metadata, facts, found.file);
     } catch (error) {
-      if (error instanceof RemoteReadError) fail(error.message);
-      else throw error;
+      if (!(error instanceof RemoteReadError)) throw error;
+      const line = remote.line();
+      result.issues.push({ code: 'UnreadableDataFile', source: remote.source, ...(line ? { line } : {}), path: 'path', message: `"${remote.path}" in storage location "${remote.location.slug}" cannot be read: ${error.message}` });
     }
-  }
+  };
+  // Every build asks each object for its version: at thousands of remote sources, that many requests at once.
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(REQUESTS_AT_ONCE, remoteFiles.length) }, async () => {
+    while (next < remoteFiles.length) {
+      const index = next++;
+      await readOne(remoteFiles[index]!, (line) => warnings[index]!.push(line));
+    }
+  }));
+  result.warnings.push(...warnings.flat());
   if (result.issues.length === 0) await cache.save(usedKeys, new Set());
   const { objects, bytes, ofBytes } = result.read;
   if (objects > 0) options.log(`read the footers of ${objects} remote GeoParquet files: ${formatBytes(bytes)} of ${formatBytes(ofBytes)} (${((bytes / Math.max(1, ofBytes)) * 100).toFixed(2)}%)`);

@@ -56,11 +56,11 @@ interface GeoMetadata {
 /**
  * Reads the footer of a remote GeoParquet file. DuckDB reads it from a scratch file that holds only the footer
  * between the two magic numbers: its metadata functions and DESCRIBE never touch the row data, so the types are
- * exactly those DuckDB gives the local file. Throws `RemoteReadError` for an object that cannot be read or is
- * not Parquet.
+ * exactly those DuckDB gives the local file. `known` is the object's version when the caller has just asked for it.
+ * Throws `RemoteReadError` for an object that cannot be read or is not Parquet.
  */
-export async function inspectRemoteGeoParquet(instance: DuckDBInstance, object: RemoteObject, scratchDir: string): Promise<FooterFacts> {
-  const version = await object.head();
+export async function inspectRemoteGeoParquet(instance: DuckDBInstance, object: RemoteObject, scratchDir: string, known?: RemoteVersion): Promise<FooterFacts> {
+  const version = known ?? (await object.head());
   if (version.size < 12) throw new RemoteReadError(`${object.where} is not a Parquet file (${version.size} bytes)`);
   const tail = Buffer.from(await object.read(version.size - 8, 8));
   const footerLength = tail.readUInt32LE(0);
