@@ -36,7 +36,7 @@ export class RemoteReadError extends Error {
   override name = 'RemoteReadError';
 }
 
-/** Clients by endpoint, shared by the objects of one process: each holds its own pool of connections. */
+/** Clients by endpoint, access key and region, shared by the objects of one process: each holds a pool of connections. */
 const clients = new Map<string, S3Client>();
 
 /**
@@ -47,9 +47,10 @@ export function openRemoteObject(location: StorageLocationModel, path: string, e
   const config = location.config;
   if (location.backend_type === 's3') {
     if (!config?.bucket) throw new RemoteReadError(`storage location "${location.slug}" has backend_type s3 but no bucket`);
-    const endpoint = config.endpoint_url ?? '';
-    const client = clients.get(endpoint) ?? createS3Client(env, config.endpoint_url);
-    clients.set(endpoint, client);
+    // Keys given in the variables are fixed in a client: another key or region needs a client of its own.
+    const clientKey = JSON.stringify([config.endpoint_url ?? '', env.AWS_ACCESS_KEY_ID ?? '', env.AWS_REGION ?? '']);
+    const client = clients.get(clientKey) ?? createS3Client(env, config.endpoint_url);
+    clients.set(clientKey, client);
     return s3Object(client, config.bucket, path, endpointName(config.endpoint_url ?? env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL));
   }
   if (location.backend_type === 'http') {
