@@ -17,7 +17,15 @@ export const FOOTER_FACTS_VERSION = 1;
  * geometry its declared types, CRS and extent from the bbox covering's statistics. Cached by the object's ETag,
  * size and last-modified.
  */
-export interface FooterFacts {
+export interface FooterFacts extends FooterContent {
+  /** The object read, for the size and for the query service to see that it changed. */
+  version: RemoteVersion;
+  /** Bytes the reading took: the tail and the footer. */
+  bytesRead: number;
+}
+
+/** What the footer itself says. */
+interface FooterContent {
   rows: number;
   columns: {
     name: string;
@@ -36,10 +44,6 @@ export interface FooterFacts {
     bounds: [number, number, number, number] | null;
     crs: string | null;
   } | null;
-  /** The object read, for the size and for the query service to see that it changed. */
-  version: RemoteVersion;
-  /** Bytes the reading took: the tail and the footer. */
-  bytesRead: number;
   warnings: string[];
 }
 
@@ -81,7 +85,7 @@ export async function inspectRemoteGeoParquet(instance: DuckDBInstance, object: 
   }
 }
 
-async function readFooter(instance: DuckDBInstance, stub: string): Promise<Omit<FooterFacts, 'version' | 'bytesRead'>> {
+async function readFooter(instance: DuckDBInstance, stub: string): Promise<FooterContent> {
   const connection = await instance.connect();
   try {
     const file = quoteLiteral(stub);
