@@ -20,7 +20,7 @@ import { QueryPool } from './pool.ts';
 import { createTileCache } from './tile-cache.ts';
 import type { BoundsValue, PageValue, QueryTask, TaskOutcome, TileValue } from './protocol.ts';
 import type { SandboxSettings } from './sandbox.ts';
-import { checkSameData, fetchRemoteSources, resolveSources, type RemoteCopies } from './sources.ts';
+import { checkSameData, fetchRemoteSources, resolveSources, type RemoteCopies, type ResolvedSource } from './sources.ts';
 import type { RemoteFileCache } from '../runtime/remote-file-cache.ts';
 import { createQueryId, createToken, readToken, readTokenKeys, type TokenPayload } from './token.ts';
 import { STEP, type StepClock } from './steps.ts';
@@ -190,8 +190,8 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
    * Resolves the sources, checks they hold the data the query first ran on, and checks the SQL; all happen again
    * on every page, bounds and tile.
    */
-  const prepare = async (query: Pick<TokenPayload, 'sql' | 'sources' | 'data'>, steps: StepClock | undefined) => {
-    const sources = await resolve(query.sources, true);
+  const prepare = async (query: Pick<TokenPayload, 'sql' | 'sources' | 'data'>, steps: StepClock | undefined, resolved?: ResolvedSource[]) => {
+    const sources = resolved ?? (await resolve(query.sources, true));
     checkSameData(sources, query.data);
     const check = await checkSql(query.sql, sources.map((source) => source.alias));
     steps?.lap(STEP.check);
@@ -201,8 +201,9 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     return { sources: sources.filter((source) => used.has(source.alias.toLowerCase())), ordered: check.orderedAtTop };
   };
 
-  const execute = async <T>(query: TokenPayload, client: string | undefined, task: (base: Pick<QueryTask, 'sql' | 'sources' | 'geometryColumn' | 'settings'>) => QueryTask, options: PageOptions = {}) => {
-    const { sources, ordered } = await prepare(query, options.steps);
+  /** Runs a task of a query; `resolved` are its sources when the caller resolved them already (a tile's cache key). */
+  const execute = async <T>(query: TokenPayload, client: string | undefined, task: (base: Pick<QueryTask, 'sql' | 'sources' | 'geometryColumn' | 'settings'>) => QueryTask, options: PageOptions = {}, resolved?: ResolvedSource[]) => {
+    const { sources, ordered } = await prepare(query, options.steps, resolved);
     const limits = options.maxResponseBytes === undefined ? settings : { ...settings, maxResponseBytes: Math.min(settings.maxResponseBytes, options.maxResponseBytes) };
     const outcome = await pool.run(task({ sql: query.sql, sources, geometryColumn: query.geometry_column, settings: limits }), client);
     if (outcome.ok) options.steps?.add(outcome.steps);
@@ -283,9 +284,10 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       // A tile depends only on the query and the build (the token fixes the query), so identical queries of
       // different users share it, and a map's repeated requests are answered from memory.
       // A remote file can change without a new build: its copy's version joins the key, so a stale tile is never served.
-      const remoteVersions = (await resolve(query.sources, true)).filter((source) => source.remote).map((source) => source.version).join(',');
+      const sources = await resolve(query.sources, true);
+      const remoteVersions = sources.filter((source) => source.remote).map((source) => source.version).join(',');
       return tiles.get(`${catalog().buildId}/${remoteVersions}/${hashQuery(query)}/${z}/${x}/${y}`, async () => {
-        const { value } = await execute<TileValue>(query, client, (base) => ({ ...base, kind: 'tile', z, x, y }), options);
+        const { value } = await execute<TileValue>(query, client, (base) => ({ ...base, kind: 'tile', z, x, y }), options, sources);
         return { ...value, etag: createHash('sha256').update(value.bytes).digest('base64url').slice(0, 27) };
       });
     },

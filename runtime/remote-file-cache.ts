@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { StorageLocationModel } from '../core/model.ts';
+import { isProcessAlive } from './process-alive.ts';
 import { openRemoteObject, RemoteReadError, type RemoteVersion } from './remote-object.ts';
 
 /**
@@ -68,7 +69,7 @@ export class RemoteFileCache {
   /** Removes the folders of processes that are gone (a replica killed before it could clean up). */
   async #clearStale(): Promise<void> {
     const names = await readdir(this.#root).catch(() => [] as string[]);
-    await Promise.all(names.filter((name) => /^\d+-[0-9a-f]{8}$/.test(name) && !isAlive(Number(name.split('-')[0])))
+    await Promise.all(names.filter((name) => /^\d+-[0-9a-f]{8}$/.test(name) && !isProcessAlive(Number(name.split('-')[0])))
       .map((name) => rm(join(this.#root, name), { recursive: true, force: true })));
   }
 
@@ -139,13 +140,4 @@ interface Copy {
 /** A short hex string that changes when the object's ETag, size or last-modified does. */
 function versionOf(version: RemoteVersion): string {
   return createHash('sha256').update(JSON.stringify([version.etag, version.size, version.lastModified])).digest('hex').slice(0, 12);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

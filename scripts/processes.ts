@@ -1,6 +1,7 @@
 /** Child-process helpers of the scripts that run several processes in one terminal (`npm run fleet`, `npm run cdn`). */
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { isProcessAlive } from '../runtime/process-alive.ts';
 
 const START_TIMEOUT_MS = 60_000;
 
@@ -45,15 +46,6 @@ export function exited(child: ChildProcess): Promise<number> {
   return new Promise((resolve) => child.once('exit', (code) => resolve(code ?? 1)));
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Calls `stop` once this process's parent is gone. `kill <pid of npm>` makes npm pass SIGTERM to its shell, and
  * Debian's sh dies without passing it on, leaving a script run by `npm run` to init with its children still up.
@@ -61,5 +53,5 @@ function isAlive(pid: number): boolean {
  */
 export function stopWhenOrphaned(stop: () => void): void {
   const parent = process.ppid;
-  setInterval(() => isAlive(parent) || stop(), 1000).unref();
+  setInterval(() => isProcessAlive(parent) || stop(), 1000).unref();
 }
