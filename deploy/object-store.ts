@@ -140,7 +140,10 @@ export class ObjectStore {
     if (name === 'NoSuchBucket') return new PublishError(`the bucket ${this.#target.bucket} does not exist (at ${this.#endpoint})`);
     if (name === 'AccessDenied' || name === 'InvalidAccessKeyId' || name === 'SignatureDoesNotMatch' || status === 403) return new PublishError(`access denied ${doing} in ${where}: check the credentials and that they may read, write, list and delete under the prefix (${name ?? `HTTP ${status}`})`);
     const code = (error as { code?: string })?.code ?? (error as { cause?: { code?: string } })?.cause?.code;
-    if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || name === 'TimeoutError') return new PublishError(`cannot reach the object store at ${this.#endpoint} (${code ?? name}) while ${doing}`);
+    if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || name === 'TimeoutError') return new PublishError(`cannot reach the object store at ${this.#endpoint} (${code ?? name}) while ${doing} in ${where}`);
+    // A local file that went away or cannot be read while it was being uploaded: the store is not to blame.
+    const path = (error as NodeJS.ErrnoException)?.path;
+    if (code && path) return new PublishError(`${where}: ${doing} failed: cannot read ${path} (${code})`);
     return new PublishError(`${where}: ${doing} failed: ${name ?? 'error'}${status ? ` (HTTP ${status})` : ''}`);
   }
 

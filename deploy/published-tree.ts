@@ -38,14 +38,26 @@ export async function readPublishedTree(distDir: string, dataDir: string, cacheD
     for (const part of listSourceFiles(dataDir, source.location.path)) paths.add(relative(dataDir, part.path).split(sep).join('/'));
   }
   const files: Record<string, ManifestEntry> = Object.assign(Object.create(null) as Record<string, ManifestEntry>, manifest.files);
+  const data = await describeDataFiles(dataDir, [...paths].sort(), cacheDir);
+  for (const path of Object.keys(data)) files[DATA_PREFIX + path] = data[path]!;
+  return { manifest: { ...manifest, files }, dataNote: `${paths.size} data files under ${DATA_PREFIX}, linked at ${storageBaseUrl}` };
+}
+
+/**
+ * The manifest entries of data files, by their `/`-separated paths in the data folder: SHA-256, size and media type.
+ * The build's hash memo in `cacheDir` gives the hash of a file whose path, size and mtime it knows, so a publish
+ * reads again only the files the build has not seen as they are.
+ */
+export async function describeDataFiles(dataDir: string, paths: string[], cacheDir?: string): Promise<Record<string, ManifestEntry>> {
+  const files = Object.create(null) as Record<string, ManifestEntry>;
   // Read only: the memo is the build's, and a publish never writes it.
   const memo = cacheDir ? await DataCache.open(cacheDir, 'data-facts.json', DATA_FACTS_VERSION) : undefined;
-  for (const path of [...paths].sort()) {
+  for (const path of paths) {
     const absolute = join(dataDir, path);
     const sha256 = memo ? await memo.contentHash(absolute) : await hashFile(absolute);
-    files[DATA_PREFIX + path] = { sha256, bytes: (await stat(absolute)).size, type: dataFileType(path) };
+    files[path] = { sha256, bytes: (await stat(absolute)).size, type: dataFileType(path) };
   }
-  return { manifest: { ...manifest, files }, dataNote: `${paths.size} data files under ${DATA_PREFIX}, linked at ${storageBaseUrl}` };
+  return files;
 }
 
 async function readModel(distDir: string): Promise<ModelFile['model']> {
