@@ -142,7 +142,7 @@ export async function loadCatalogModel(options: BuildOptions, parseCache: ParseC
   }
   if (issues.length > 0) throw new BuildError(sortIssues(issues));
   log(`loaded ${files.length} record files: ${model.collections.length} collections, ${countDatasets(model)} datasets`);
-  const enrichment = await enrichSources(model, localFiles, fileOrigins, { dataDir: config.dataDir, cacheDir: config.cacheDir, log, ...(options.progress ? { progress: options.progress } : {}) }, remoteFiles);
+  const enrichment = await enrichSources(model, localFiles, fileOrigins, { dataDir: config.dataDir, cacheDir: config.cacheDir, remoteScan: config.remoteScan, log, ...(options.progress ? { progress: options.progress } : {}) }, remoteFiles);
   if (enrichment.issues.length > 0) throw new BuildError(sortIssues(enrichment.issues));
   return { model, ids, warnings: enrichment.warnings, parseCache: parsed.cache, dataFilesRead: enrichment.filesRead, twins: enrichment.twins };
 }

@@ -14,13 +14,14 @@ export function printBuildError(error: BuildError, write: (line: string) => void
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const unknown = args.filter((arg) => arg !== '--full');
+  const unknown = args.filter((arg) => arg !== '--full' && arg !== '--shallow');
   if (unknown.length > 0) {
-    console.error(`Unknown option ${unknown.join(' ')}. Usage: npm run build [-- --full]`);
+    console.error(`Unknown option ${unknown.join(' ')}. Usage: npm run build [-- --full] [--shallow]`);
     process.exit(2);
   }
   try {
-    const config = loadConfig();
+    // --shallow reads only the footers of sources in object storage, whatever GEOSHELF_REMOTE_SCAN says.
+    const config = { ...loadConfig(), ...(args.includes('--shallow') ? { remoteScan: 'footer' as const } : {}) };
     const quiet = config.ci || !process.stdout.isTTY;
     const result = await buildCatalog({
       config,

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { z } from 'zod';
 import type { DownloadFormat } from '../core/api/catalog/routes.ts';
 import type { CatalogIndex } from '../core/catalog-index.ts';
+import type { StorageLocationModel } from '../core/model.ts';
 import { isLonLat, resolveCrs } from '../core/geo/crs.ts';
 import { isValidTile, MAX_TILE_ZOOM } from '../core/geo/mvt.ts';
 import type { Config } from '../runtime/config.ts';
@@ -87,8 +88,10 @@ export type RunOptions = Pick<PageOptions, 'steps'>;
 export interface FeatureFile {
   /** Names the file in run-time estimates (an OGC collection id). */
   key: string;
-  /** Path inside the data folder. */
+  /** Path inside the data folder, or inside `remote`. */
   path: string;
+  /** The storage location in object storage the file is in: read through its local copy, as queries read it. */
+  remote?: StorageLocationModel;
   /** CRS of its geometries (`EPSG:3857`, `OGC:CRS84`); null when unknown, read as CRS84. */
   crs: string | null;
   geometryColumn: string | null;
@@ -292,8 +295,14 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       });
     },
     async features(file, read, client) {
+      let path = join(config.dataDir, file.path);
+      if (file.remote) {
+        const copy: ResolvedSource = { alias: 'features', path: '', version: '', remote: { location: file.remote, path: file.path } };
+        await fetchRemoteSources([copy], remote, performance.now() + config.queryTimeoutMs, warn);
+        path = copy.path;
+      }
       const outcome = await pool.run({
-        kind: 'features', sql: '', sources: [{ alias: 'features', path: join(config.dataDir, file.path) }], settings,
+        kind: 'features', sql: '', sources: [{ alias: 'features', path }], settings,
         geometryColumn: file.geometryColumn ?? undefined, crs: file.crs, read, costKey: `${file.key}/${read.mode}`,
       }, client);
       return unwrap<FeaturesValue>(outcome);

@@ -101,6 +101,11 @@ export const SETTINGS = {
     default: '64',
     help: 'Memory budget in MiB for vector tiles the query service keeps (least recently used first out); a tile of one query and build is made once. 0 keeps none.',
   },
+  remoteScan: {
+    env: 'GEOSHELF_REMOTE_SCAN',
+    default: 'full',
+    help: 'What the build reads of a source in object storage: `full` reads each file once per version (its checksum, distinct values, validity, bounds: the same metadata as a local file); `footer` reads a GeoParquet file\'s footer and a PMTiles header only (`npm run build -- --shallow`).',
+  },
   remoteCacheDir: {
     env: 'GEOSHELF_REMOTE_CACHE_DIR',
     default: '.geoshelf-remote',
@@ -166,6 +171,7 @@ const CONFIG_SCHEMA = z.object({
   distDir: localFolder(),
   cacheDir: localFolder(),
   ledgerMode: z.enum(['update', 'frozen']),
+  remoteScan: z.enum(['full', 'footer']),
   searchSliceTerms: z.coerce.number().int().min(0),
   cacheMaxAge: z.coerce.number().int().min(0),
   staticCacheMb: positiveInt,

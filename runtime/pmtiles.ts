@@ -370,25 +370,40 @@ function decompress(bytes: Buffer, compression: number): Buffer {
 }
 
 /** Reads a local archive's header and JSON metadata, checking both. Throws `PmTilesFormatError`. */
-export async function readPmTilesInfo(path: string): Promise<{ header: PmTilesHeader; metadata: Record<string, unknown> }> {
+export async function readPmTilesInfo(path: string): Promise<PmTilesInfo> {
   const { size } = await stat(path);
   const file = await open(path, 'r');
   try {
-    const head = Buffer.alloc(Math.min(HEADER_BYTES, size));
-    await file.read(head, 0, head.length, 0);
-    const header = readPmTilesHeader(head, size);
-    const raw = Buffer.alloc(header.jsonMetadataLength);
-    await file.read(raw, 0, raw.length, header.jsonMetadataOffset);
-    let metadata: unknown;
-    try {
-      metadata = raw.length === 0 ? {} : JSON.parse(decompress(raw, header.internalCompression).toString('utf8'));
-    } catch (error) {
-      if (error instanceof PmTilesFormatError) throw error;
-      throw new PmTilesFormatError('its metadata is not compressed JSON');
-    }
-    if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) throw new PmTilesFormatError('its metadata is not a JSON object');
-    return { header, metadata: metadata as Record<string, unknown> };
+    return await readPmTilesInfoFrom(size, async (start, length) => {
+      const bytes = Buffer.alloc(length);
+      await file.read(bytes, 0, length, start);
+      return bytes;
+    });
   } finally {
     await file.close();
   }
+}
+
+/** An archive's header and JSON metadata. */
+export interface PmTilesInfo {
+  header: PmTilesHeader;
+  metadata: Record<string, unknown>;
+}
+
+/**
+ * Reads an archive's header and JSON metadata with two reads of `read(start, length)`, checking both: the same
+ * for a local file and for an object in storage read in byte ranges. Throws `PmTilesFormatError`.
+ */
+export async function readPmTilesInfoFrom(size: number, read: (start: number, length: number) => Promise<Uint8Array>): Promise<PmTilesInfo> {
+  const header = readPmTilesHeader(await read(0, Math.min(HEADER_BYTES, size)), size);
+  const raw = header.jsonMetadataLength === 0 ? Buffer.alloc(0) : Buffer.from(await read(header.jsonMetadataOffset, header.jsonMetadataLength));
+  let metadata: unknown;
+  try {
+    metadata = raw.length === 0 ? {} : JSON.parse(decompress(raw, header.internalCompression).toString('utf8'));
+  } catch (error) {
+    if (error instanceof PmTilesFormatError) throw error;
+    throw new PmTilesFormatError('its metadata is not compressed JSON');
+  }
+  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) throw new PmTilesFormatError('its metadata is not a JSON object');
+  return { header, metadata: metadata as Record<string, unknown> };
 }

@@ -19,7 +19,7 @@ export interface ArchiveEntry {
 }
 
 /** The parts of a shapefile that travel with its `.shp`, in archive order (extensions compared case-blind). */
-const SHAPEFILE_PARTS = ['.shx', '.dbf', '.prj', '.cpg', '.sbn', '.sbx', '.qix', '.shp.xml'];
+export const SHAPEFILE_PARTS = ['.shx', '.dbf', '.prj', '.cpg', '.sbn', '.sbx', '.qix', '.shp.xml'];
 
 /**
  * The files of a source, in archive order: a `.shp` with the sidecars of the same stem found beside it, every file

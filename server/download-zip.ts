@@ -47,10 +47,10 @@ export async function answerDownloadZip(request: Request, snapshot: CatalogSnaps
   if (source.location.type !== 'file') throw unreadable();
   const location = source.storage_location_id === null ? undefined : index.storageById.get(source.storage_location_id);
   const local = source.url?.startsWith(`${index.settings.storageBaseUrl}/`);
-  // A single file in object storage is zipped from the query service's copy of it.
-  const remote = !local && location && REMOTE_BACKENDS.has(location.backend_type) && !MULTI_FILE_FORMATS.has(formatType) ? options.remoteCopy : undefined;
+  // A source in object storage is zipped from the query service's copies of its files.
+  const remote = !local && location && REMOTE_BACKENDS.has(location.backend_type) ? options.remoteCopy : undefined;
   if (!local && !remote) throw unreadable();
-  const entries = remote ? await copyEntries(remote, location!, source.location.path) : listSourceFiles(options.dataDir, source.location.path);
+  const entries = remote ? await copyEntries(remote, location!, source.location.path, formatType) : listSourceFiles(options.dataDir, source.location.path);
   // The catalog lists the file, so its absence is the server's fault, to be mended by its operator: not a 404.
   if (entries.length === 0) {
     throw new HTTPError({ status: 503, message: 'The stored file of this source is missing from the data folder; the service\'s operator must restore it.', headers: { 'retry-after': String(QUERY_ERRORS.source_unavailable.retryAfter) } });
@@ -81,19 +81,31 @@ export async function answerDownloadZip(request: Request, snapshot: CatalogSnaps
   return new FastResponse(cutWhenIdle(Readable.toWeb(await archive.streamRange(selection.range)) as ReadableStream, options.sendIdleTimeoutMs), { status: 206, headers });
 }
 
-/** Formats whose source is several files (a shapefile's sidecars, a File Geodatabase's folder): not fetched from a store. */
+/** Formats whose source is several files (a shapefile's sidecars, a File Geodatabase's folder). */
 const MULTI_FILE_FORMATS = new Set(['shapefile', 'file_geodatabase']);
 
 /**
- * The entry of a source in object storage: the query service's local copy, under the object's own name. Its
- * times are left out, so the archive's bytes and ETag depend on the object's version, not on when a replica
- * fetched it: every replica answers a range of the same archive.
+ * The entries of a source in object storage: the query service's local copy of each of its objects, under the
+ * names `listSourceFiles` gives local files (a shapefile's parts are listed or probed in the store,
+ * runtime/remote-object.ts `listRemoteParts`). Their times are left out, so the archive's bytes and ETag depend on
+ * the objects' versions, not on when a replica fetched them: every replica answers a range of the same archive.
  */
-async function copyEntries(remoteCopy: RemoteCopies['get'], location: StorageLocationModel, path: string): Promise<ArchiveEntry[]> {
-  const copy = await remoteCopy(location, path).catch(() => {
-    throw new HTTPError({ status: 503, message: 'The stored file of this source is in object storage, which cannot be read right now; retry later.', headers: { 'retry-after': String(QUERY_ERRORS.source_unavailable.retryAfter) } });
-  });
-  return [{ path: copy.file, name: basename(path), size: statSync(copy.file).size, mtimeMs: 0, ctimeMs: 0, version: copy.version }];
+async function copyEntries(remoteCopy: RemoteCopies['get'], location: StorageLocationModel, path: string, formatType: string): Promise<ArchiveEntry[]> {
+  const unavailable = () => new HTTPError({ status: 503, message: 'The stored file of this source is in object storage, which cannot be read right now; retry later.', headers: { 'retry-after': String(QUERY_ERRORS.source_unavailable.retryAfter) } });
+  let parts = [{ name: basename(path), path }];
+  if (MULTI_FILE_FORMATS.has(formatType)) {
+    // Loaded on the first download of a remote shapefile: the S3 SDK is a large module.
+    const { listRemoteParts } = await import('../runtime/remote-object.ts');
+    parts = await listRemoteParts(location, path, formatType).catch(() => {
+      throw unavailable();
+    });
+  }
+  return Promise.all(parts.map(async (part) => {
+    const copy = await remoteCopy(location, part.path).catch(() => {
+      throw unavailable();
+    });
+    return { path: copy.file, name: part.name, size: statSync(copy.file).size, mtimeMs: 0, ctimeMs: 0, version: copy.version };
+  }));
 }
 
 function findSource(snapshot: CatalogSnapshot, params: Record<string, string>): { source: SourceModel; fileName: string; formatType: string } {

@@ -142,7 +142,7 @@ export function registerFeatureRoutes(app: H3, options: FeatureRouteOptions): vo
 
 /** The file a layer's features are read from. */
 function fileOf(layer: FeatureLayer): FeatureFile {
-  return { key: layer.id, path: layer.path, crs: layer.source.stored?.crs ?? null, geometryColumn: layer.source.stored?.geometry_column ?? null };
+  return { key: layer.id, path: layer.path, ...(layer.remote ? { remote: layer.remote } : {}), crs: layer.source.stored?.crs ?? null, geometryColumn: layer.source.stored?.geometry_column ?? null };
 }
 
 /** Runs a handler and turns whatever it throws into an OGC exception document. */

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeWkb, type Geometry } from '../core/geo/wkb.ts';
 import { computeColumnStats } from '../generator/enrich/column-stats.ts';
 import { inspectGeoParquet } from '../generator/enrich/inspect-data-file.ts';
-import { passesQualityCheck } from '../generator/enrich/enrich-sources.ts';
+import { passesQualityCheck } from '../generator/enrich/apply-facts.ts';
 import { makeTempDir, ROOT } from './helpers/catalog.ts';
 import { readSampleJson } from './helpers/sample.ts';
 

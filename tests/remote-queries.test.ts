@@ -180,12 +180,14 @@ describe('queries over sources in object storage, read from the bucket through a
 });
 
 /**
- * An HTTP server with one file, `cities.parquet`: HEAD and range requests (the build's footer reads) are answered
- * at once; a whole-file GET (the query service's fetch) gets its headers, then its body only after `release()`.
+ * An HTTP server with one file, `cities.parquet`: HEAD, range requests and the first whole-file GET (the build's
+ * reads) are answered at once; a later whole-file GET (the query service's fetch) gets its headers, then its body
+ * only after `release()`.
  */
 async function startGatedServer(bytes: Buffer): Promise<{ server: Server; origin: string; release: () => void }> {
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
+  let wholeReads = 0;
   const headers = { 'content-type': 'application/vnd.apache.parquet', etag: '"cities-1"', 'last-modified': 'Fri, 27 Nov 2026 00:00:00 GMT', 'accept-ranges': 'bytes' };
   const server = createHttpServer((request, response) => {
     if (request.url !== '/cities.parquet') return void response.writeHead(404).end();
@@ -197,6 +199,8 @@ async function startGatedServer(bytes: Buffer): Promise<{ server: Server; origin
     }
     response.writeHead(200, { ...headers, 'content-length': bytes.length });
     if (request.method === 'HEAD') return void response.end();
+    // The first whole-file GET is the build's, which reads the file once; the later ones wait.
+    if (wholeReads++ === 0) return void response.end(bytes);
     response.flushHeaders();
     void released.then(() => response.end(bytes));
   });

@@ -16,7 +16,7 @@ async function sourceMetadata(config: Config, file: string) {
   return { ...document.schema.source.source_metadata, columns: document.schema.columns };
 }
 
-describe('sources in object storage: the build reads their GeoParquet footers in byte ranges', () => {
+describe('sources in object storage: the build reads them once per version, or only their footers', () => {
   let bucket: TestBucket;
   let restore = () => undefined as void;
   beforeAll(async () => {
@@ -29,8 +29,34 @@ describe('sources in object storage: the build reads their GeoParquet footers in
     await bucket?.stop();
   });
 
-  it('gives a remote file the count, columns, null counts, ranges and bounds the local file has, reading under 2% of it', async () => {
+  it('gives a remote file the metadata of the local file, and reads it again only when its ETag changes', async () => {
     const { config } = await remoteCatalog(bucket, [fileRecord('local', undefined, 'places/cities.parquet'), fileRecord('s3', 'bucket-data', 'places/cities.parquet'), fileRecord('http', 'bucket-http', 'places/cities.parquet')]);
+    const lines: string[] = [];
+    await buildCatalog({ config, log: (line) => lines.push(line) });
+    const local = await sourceMetadata(config, 'local');
+    // Every measure, distinct values and GEOS validity included, as the local file's.
+    expect(local.columns.some((column: { num_unique_values: number | null }) => column.num_unique_values !== null)).toBe(true);
+    for (const file of ['s3', 'http']) expect(await sourceMetadata(config, file)).toEqual(local);
+    expect(lines).toContain('read 2 files in object storage whole (' + ((await stat(CITIES)).size * 2 / 1e6).toFixed(1) + ' MB); the others were unchanged');
+
+    lines.length = 0;
+    await buildCatalog({ config, log: (line) => lines.push(line) });
+    expect(lines.some((line) => line.includes('in object storage whole'))).toBe(false);
+    expect(await sourceMetadata(config, 's3')).toEqual(local);
+
+    await bucket.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'places/cities.parquet', Body: await readFile(CAPITALS) }));
+    lines.length = 0;
+    await buildCatalog({ config, log: (line) => lines.push(line) });
+    expect(lines.some((line) => line.startsWith('read 2 files in object storage whole'))).toBe(true);
+    const changed = await sourceMetadata(config, 's3');
+    expect(changed.feature_count).toBeLessThan(local.feature_count);
+    expect(changed.bounds).not.toEqual(local.bounds);
+    await bucket.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'places/cities.parquet', Body: await readFile(CITIES) }));
+  });
+
+  it('with --shallow, gives a remote file the count, columns, null counts, ranges and bounds the local file has, reading under 2% of it', async () => {
+    const made = await remoteCatalog(bucket, [fileRecord('local', undefined, 'places/cities.parquet'), fileRecord('s3', 'bucket-data', 'places/cities.parquet'), fileRecord('http', 'bucket-http', 'places/cities.parquet')]);
+    const config: Config = { ...made.config, remoteScan: 'footer' };
     const lines: string[] = [];
     await buildCatalog({ config, log: (line) => lines.push(line) });
     const local = await sourceMetadata(config, 'local');

@@ -5,7 +5,7 @@ import { DuckDBInstance, type DuckDBBlobValue, type DuckDBConnection } from '@du
 import initGeosJs from 'geos-wasm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { encodeWkb, type Geometry } from '../core/geo/wkb.ts';
-import { passesQualityCheck } from '../generator/enrich/enrich-sources.ts';
+import { passesQualityCheck } from '../generator/enrich/apply-facts.ts';
 import { inspectGeoJson, inspectGeoParquet } from '../generator/enrich/inspect-data-file.ts';
 import { reasonOfGeosMessage, reasonOfReadError } from '../runtime/geometry-validity.ts';
 import type { FileMetadata } from '../schemas/file-metadata.ts';

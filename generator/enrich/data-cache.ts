@@ -58,6 +58,11 @@ export class DataCache<T> {
     return this.#file.facts[sha256];
   }
 
+  /** The keys that have facts. */
+  keys(): string[] {
+    return Object.keys(this.#file.facts);
+  }
+
   /** Remembers facts for a content hash. */
   set(sha256: string, facts: T): void {
     this.#file.facts[sha256] = facts;

@@ -1,85 +1,313 @@
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { hash } from 'node:crypto';
+import { basename, dirname, join } from 'node:path';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import type { CatalogModel, FileModel, SourceModel } from '../../core/model.ts';
 import type { ColumnSchema } from '../../schemas/column.ts';
 import type { FileMetadata } from '../../schemas/file-metadata.ts';
 import type { BuildIssue } from '../errors.ts';
 import type { RemoteDataFile } from '../model/build-model.ts';
+import type { RemoteObject, RemoteVersion } from '../../runtime/remote-object.ts';
+import { PmTilesFormatError, readPmTilesInfoFrom, type PmTilesInfo } from '../../runtime/pmtiles.ts';
+import { hashFile } from '../../runtime/source-files.ts';
+import { removeSources } from '../tiles/twins.ts';
+import { stampOf, twinStamp } from '../tiles/pmtiles-twin.ts';
+import { applyFacts, applyPmTilesInfo, storedFacts } from './apply-facts.ts';
 import { DataCache } from './data-cache.ts';
 import { hashColumns } from './column-stats.ts';
-import { FOOTER_FACTS_VERSION, inspectRemoteGeoParquet, type FooterFacts } from './inspect-remote.ts';
+import type { DataFacts } from './inspect-data-file.ts';
+import { FOOTER_FACTS_VERSION, inspectRemoteGeoParquet, readParquetTail, type FooterFacts } from './inspect-remote.ts';
+import { INSPECTORS, MULTI_FILE } from './inspectors.ts';
+import { createProgress, type ProgressReporter } from './progress.ts';
 
-/** Remote objects asked at once. */
+/** Remote objects asked at once (a HEAD, or the ranges of a footer or a PMTiles header). */
 const REQUESTS_AT_ONCE = 16;
+/** Whole remote files read at once: each takes its size on disk until it is measured, and DuckDB's two threads. */
+const DOWNLOADS_AT_ONCE = 2;
+/** Missing twins named in the build's warning; the rest are counted. */
+const TWINS_NAMED = 5;
+
+/** What reading the remote sources needs. */
+export interface RemoteEnrichOptions {
+  cacheDir: string;
+  /** `full` reads each file once per version; `footer` reads GeoParquet footers and PMTiles headers only (GEOSHELF_REMOTE_SCAN). */
+  scan: 'full' | 'footer';
+  duckdb: () => Promise<DuckDBInstance>;
+  /** The build's cache of data-file facts by content hash, shared with the local files, and the keys this build used. */
+  facts: { cache: DataCache<DataFacts>; used: Set<string> };
+  log: (line: string) => void;
+  progress?: ProgressReporter;
+  env?: NodeJS.ProcessEnv;
+}
 
 /** What reading the remote sources did. */
 export interface RemoteEnrichment {
   issues: BuildIssue[];
   warnings: string[];
-  /** Objects whose footer was read in this run (cache misses), and the bytes that took against their sizes. */
+  /** Objects read in this run (cache misses), and the bytes that took against their sizes. */
   read: { objects: number; bytes: number; ofBytes: number };
 }
 
+/** One object of a source, with the version its HEAD answered and its name in the source's download. */
+interface ReadPart {
+  name: string;
+  object: RemoteObject;
+  version: RemoteVersion;
+}
+
+/** What a build remembers of one version of a remote object, so it never reads those bytes again. */
+interface RemoteFileFacts {
+  sha256: string;
+}
+
 /**
- * Fills the metadata of sources stored in object storage from their footers, without downloading them: for a
- * GeoParquet file the row count, columns, null counts, numeric ranges and the extent from its bbox covering
- * (`inspect-remote.ts`); for any other format its size only. Every object is asked for its size and version
- * (one HEAD) on every build; its footer is read again only when the ETag, size or last-modified changed. An
- * object that cannot be reached, or is not Parquet, is a build error naming the source, its location and why.
- * Measures that need every row (distinct values, examples, validity by GEOS, the PMTiles twin) are not computed:
- * README "Data in object storage".
+ * Fills the metadata of sources stored in object storage. Every object is asked for its size and version (one
+ * HEAD) on every build; its bytes are read again only when the ETag, size or last-modified changed.
+ * - `full` (the default): each file is read once, whole, into a scratch file that is deleted once measured, and
+ *   measured as a local file is (generator/enrich/inspectors.ts): the metadata is the same as the local build's.
+ * - `footer`: a GeoParquet file's footer gives the row count, columns, null counts, numeric ranges and the extent
+ *   from its bbox covering (`inspect-remote.ts`), with no checksum; another format gives its size only.
+ * A PMTiles archive's header and metadata are read with two ranges in both. A twin the model expects beside a
+ * remote GeoParquet file (`RemoteDataFile.twinOf`) is kept only when the archive there is current (its stamp
+ * names the GeoParquet file's SHA-256; in `footer` mode any twin geoshelf made is taken unchecked); the build
+ * does not write to the store. An object that cannot be reached, or cannot be read as its format, is a build
+ * error naming the source, its location and why.
  */
-export async function enrichRemoteSources(model: CatalogModel, remoteFiles: RemoteDataFile[], options: { cacheDir: string; duckdb: () => Promise<DuckDBInstance>; log: (line: string) => void; env?: NodeJS.ProcessEnv }): Promise<RemoteEnrichment> {
+export async function enrichRemoteSources(model: CatalogModel, remoteFiles: RemoteDataFile[], options: RemoteEnrichOptions): Promise<RemoteEnrichment> {
   const result: RemoteEnrichment = { issues: [], warnings: [], read: { objects: 0, bytes: 0, ofBytes: 0 } };
   if (remoteFiles.length === 0) return result;
   // Loaded only when a catalog has remote sources: the S3 SDK is a large module.
-  const { openRemoteObject, RemoteReadError } = await import('../../runtime/remote-object.ts');
-  const cache = await DataCache.open<FooterFacts>(options.cacheDir, 'remote-facts.json', FOOTER_FACTS_VERSION);
+  const { listRemoteParts, openRemoteObject, RemoteReadError } = await import('../../runtime/remote-object.ts');
+  const footers = await DataCache.open<FooterFacts>(options.cacheDir, 'remote-facts.json', FOOTER_FACTS_VERSION);
+  const versions = await DataCache.open<RemoteFileFacts>(options.cacheDir, 'remote-files.json', 1);
+  const scratchDir = join(options.cacheDir, 'remote-scratch');
   const sources = sourcesById(model);
-  const usedKeys = new Set<string>();
-  // Warnings by source, so they print in the records' order whatever order the requests finish in.
-  const warnings: string[][] = remoteFiles.map(() => []);
+  const usedFooters = new Set<string>();
+  const usedVersions = new Set<string>();
+  const downloads = createLimit(DOWNLOADS_AT_ONCE);
+  // The inspectors share one DuckDB instance and name their views alike: one file is inspected at a time.
+  const inspecting = createLimit(1);
+  // The SHA-256 each GeoParquet file was read with, by path and location, for the stamps of their twins.
+  const hashes = new Map<string, string>();
+  const dataFiles = remoteFiles.filter((remote) => remote.twinOf === undefined);
+  const twins = remoteFiles.filter((remote) => remote.twinOf !== undefined);
+  const advance = createProgress('reading files in object storage', remoteFiles.length, options.progress);
+  let done = 0;
+
+  /**
+   * The SHA-256 of one version of a source's objects, and their facts when the format has an inspector: read once,
+   * ever. A shapefile's or File Geodatabase's parts are read into one folder under their names, and hashed as
+   * `enrich-sources.ts` hashes the local files, so the same data has the same checksum wherever it is.
+   */
+  const readWhole = async (parts: ReadPart[], formatType: string, file: FileModel): Promise<{ sha256: string; facts: DataFacts | null }> => {
+    const versionKey = JSON.stringify(parts.map(({ object, version }) => [object.where, version.etag, version.size, version.lastModified]));
+    usedVersions.add(versionKey);
+    const inspect = INSPECTORS[formatType];
+    const factsKey = (sha256: string) => `${formatType}:${sha256}${formatType === 'file_geodatabase' ? `:${file.layer_name}` : ''}`;
+    const known = versions.get(versionKey);
+    const knownFacts = known && inspect ? options.facts.cache.get(factsKey(known.sha256)) : undefined;
+    if (known && (!inspect || knownFacts)) {
+      if (inspect) options.facts.used.add(factsKey(known.sha256));
+      return { sha256: known.sha256, facts: knownFacts ?? null };
+    }
+    // A file that is not Parquet is told by its last 8 bytes, before its whole is read.
+    if (formatType === 'geoparquet') await readParquetTail(parts[0]!.object, parts[0]!.version);
+    return downloads(async () => {
+      await mkdir(scratchDir, { recursive: true });
+      const folder = await mkdtemp(join(scratchDir, `${process.pid}-`));
+      try {
+        const hashes: [string, string][] = [];
+        for (const { name, object, version } of parts) {
+          // Each part keeps its name: GDAL and DuckDB tell formats by extension, and a shapefile finds its sidecars by stem.
+          const copy = join(folder, name);
+          await mkdir(dirname(copy), { recursive: true });
+          const read = await object.download(copy);
+          if (read.etag !== version.etag || read.size !== version.size) throw new RemoteReadError(`${object.where} changed while it was read; build again`);
+          result.read.objects++;
+          result.read.bytes += read.size;
+          result.read.ofBytes += read.size;
+          hashes.push([name, await hashFile(copy)]);
+        }
+        const sha256 = MULTI_FILE.has(formatType) ? hash('sha256', JSON.stringify(hashes), 'hex') : hashes[0]![1];
+        versions.set(versionKey, { sha256 });
+        if (!inspect) return { sha256, facts: null };
+        let facts = options.facts.cache.get(factsKey(sha256));
+        if (!facts) {
+          const main = join(folder, formatType === 'file_geodatabase' ? parts[0]!.name.split('/')[0]! : parts[0]!.name);
+          try {
+            facts = await inspecting(async () => inspect(await options.duckdb(), main, { scratchDir, layer: file.layer_name }));
+          } catch (error) {
+            throw new RemoteReadError(`it cannot be read as ${formatType}: ${(error as Error).message.split('\n')[0]!.replaceAll(`${folder}/`, '')}`);
+          }
+          options.facts.cache.set(factsKey(sha256), facts);
+        }
+        options.facts.used.add(factsKey(sha256));
+        return { sha256, facts };
+      } finally {
+        await rm(folder, { recursive: true, force: true });
+      }
+    });
+  };
+
   const readOne = async (remote: RemoteDataFile, warn: (line: string) => void) => {
     const found = sources.get(remote.sourceId);
     if (!found) return;
+    const metadata = found.source.metadata;
     try {
-      const object = openRemoteObject(remote.location, remote.path, options.env);
-      const version = await object.head();
-      if (found.formatType !== 'geoparquet') {
-        if (found.source.metadata) found.source.metadata.size_bytes = version.size;
-        warn(`${remote.source}: ${object.where} is ${found.formatType}, which is not inspected in object storage yet; its metadata holds its size only`);
+      if (MULTI_FILE.has(found.formatType)) {
+        const listed = await listRemoteParts(remote.location, remote.path, found.formatType, options.env);
+        const parts = await Promise.all(listed.map(async ({ name, object }) => ({ name, object, version: await object.head() })));
+        if (metadata) metadata.size_bytes = parts.reduce((sum, part) => sum + part.version.size, 0);
+        if (options.scan === 'footer') {
+          warn(`${remote.source}: ${parts[0]!.object.where} is ${found.formatType}, which a footer-only build (--shallow) does not read; its metadata holds its size only`);
+          return;
+        }
+        const { sha256, facts } = await readWhole(parts, found.formatType, found.file);
+        if (facts && metadata) applyFacts(metadata, facts, found.file);
+        found.source.stored = facts ? storedFacts(sha256, facts) : { sha256, crs: null, geometry_column: null, times: [] };
         return;
       }
-      const key = JSON.stringify([object.where, version.etag, version.size, version.lastModified]);
-      usedKeys.add(key);
-      let facts = cache.get(key);
-      if (!facts) {
-        facts = await inspectRemoteGeoParquet(await options.duckdb(), object, options.cacheDir, version);
-        cache.set(key, facts);
-        result.read.objects++;
-        result.read.bytes += facts.bytesRead;
-        result.read.ofBytes += version.size;
+      const object = openRemoteObject(remote.location, remote.path, options.env);
+      const version = await object.head();
+      if (metadata) metadata.size_bytes = version.size;
+      if (found.formatType === 'pmtiles') {
+        const info = await readPmTilesRanges(object, version, RemoteReadError);
+        if (metadata) applyPmTilesInfo(metadata, info);
       }
-      for (const warning of facts.warnings) warn(`${object.where}: ${warning}`);
-      if (found.source.metadata) applyFooterFacts(found.source.metadata, facts, found.file);
+      if (options.scan === 'full') {
+        const { sha256, facts } = await readWhole([{ name: basename(remote.path), object, version }], found.formatType, found.file);
+        hashes.set(`${remote.location.id}:${remote.path}`, sha256);
+        if (facts && metadata) applyFacts(metadata, facts, found.file);
+        found.source.stored = facts ? storedFacts(sha256, facts) : { sha256, crs: null, geometry_column: null, times: [] };
+        return;
+      }
+      if (found.formatType === 'geoparquet') {
+        const facts = await readFooter(object, version);
+        for (const warning of facts.warnings) warn(`${object.where}: ${warning}`);
+        if (metadata) applyFooterFacts(metadata, facts, found.file);
+      } else if (found.formatType !== 'pmtiles') {
+        warn(`${remote.source}: ${object.where} is ${found.formatType}, which a footer-only build (--shallow) does not read; its metadata holds its size only`);
+      }
     } catch (error) {
       if (!(error instanceof RemoteReadError)) throw error;
       const line = remote.line();
       result.issues.push({ code: 'UnreadableDataFile', source: remote.source, ...(line ? { line } : {}), path: 'path', message: `"${remote.path}" in storage location "${remote.location.slug}" cannot be read: ${error.message}` });
     }
   };
-  // Every build asks each object for its version: at thousands of remote sources, that many requests at once.
+
+  const readFooter = async (object: RemoteObject, version: RemoteVersion): Promise<FooterFacts> => {
+    const key = JSON.stringify([object.where, version.etag, version.size, version.lastModified]);
+    usedFooters.add(key);
+    let facts = footers.get(key);
+    if (!facts) {
+      facts = await inspectRemoteGeoParquet(await options.duckdb(), object, scratchDir, version);
+      footers.set(key, facts);
+      result.read.objects++;
+      result.read.bytes += facts.bytesRead;
+      result.read.ofBytes += version.size;
+    }
+    return facts;
+  };
+
+  /** Why the twin in the store cannot be listed, or null when it is current and its source is filled. */
+  const checkTwin = async (twin: RemoteDataFile): Promise<string | null> => {
+    const found = sources.get(twin.sourceId);
+    if (!found) return null;
+    const expected = hashes.get(`${twin.location.id}:${twin.twinOf}`);
+    // The GeoParquet file could not be read (a build error already) or was read footer-only.
+    if (options.scan === 'full' && expected === undefined) return 'its GeoParquet file was not read';
+    const object = openRemoteObject(twin.location, twin.path, options.env);
+    let version: RemoteVersion;
+    let info: PmTilesInfo;
+    try {
+      version = await object.head();
+      info = await readPmTilesRanges(object, version, RemoteReadError);
+    } catch (error) {
+      if (!(error instanceof RemoteReadError)) throw error;
+      return `${object.where}: ${error.message}`;
+    }
+    const stamp = stampOf(info.metadata);
+    if (stamp === null) return `${object.where} is not a twin geoshelf made`;
+    if (expected !== undefined && stamp !== twinStamp(expected)) return `${object.where} was made of other data or by another tiler`;
+    if (found.source.metadata) {
+      found.source.metadata.size_bytes = version.size;
+      applyPmTilesInfo(found.source.metadata, info);
+    }
+    if (options.scan === 'full') found.source.stored = { sha256: (await readWhole([{ name: basename(twin.path), object, version }], 'pmtiles', found.file)).sha256, crs: null, geometry_column: null, times: [] };
+    return null;
+  };
+
+  // Warnings by source, so they print in the records' order whatever order the requests finish in.
+  const warnings: string[][] = dataFiles.map(() => []);
+  await forEachAtOnce(dataFiles, REQUESTS_AT_ONCE, async (remote, index) => {
+    await readOne(remote, (line) => warnings[index]!.push(line));
+    advance(++done);
+  });
+  result.warnings.push(...warnings.flat());
+  const stale: { twin: RemoteDataFile; reason: string }[] = [];
+  if (result.issues.length === 0) {
+    await forEachAtOnce(twins, REQUESTS_AT_ONCE, async (twin) => {
+      const reason = await checkTwin(twin);
+      if (reason !== null) stale.push({ twin, reason });
+      advance(++done);
+    });
+  }
+  if (stale.length > 0) {
+    removeSources(model, new Set(stale.map(({ twin }) => twin.sourceId)));
+    stale.sort((a, b) => (a.twin.path < b.twin.path ? -1 : 1));
+    const named = stale.slice(0, TWINS_NAMED).map(({ reason }) => reason).join('; ');
+    const more = stale.length > TWINS_NAMED ? `; and ${stale.length - TWINS_NAMED} more` : '';
+    result.warnings.push(`${stale.length} GeoParquet file${stale.length === 1 ? '' : 's'} in object storage ${stale.length === 1 ? 'has' : 'have'} no current PMTiles twin beside ${stale.length === 1 ? 'it' : 'them'}, so the catalog lists none (a build over the data folder makes twins, and \`npm run publish -- --data\` puts them beside their files): ${named}${more}`);
+  }
+  // What was read is kept even when another source failed, so the next build reads only what it has not; entries
+  // of sources no longer in the catalog go once a build succeeds.
+  const keep = (cache: DataCache<unknown>, used: Set<string>) => (result.issues.length === 0 ? used : new Set([...used, ...cache.keys()]));
+  await footers.save(keep(footers, usedFooters), new Set());
+  await versions.save(keep(versions, usedVersions), new Set());
+  const { objects, bytes, ofBytes } = result.read;
+  if (objects > 0) {
+    options.log(options.scan === 'full'
+      ? `read ${objects} files in object storage whole (${formatBytes(bytes)}); the others were unchanged`
+      : `read the footers of ${objects} remote GeoParquet files: ${formatBytes(bytes)} of ${formatBytes(ofBytes)} (${((bytes / Math.max(1, ofBytes)) * 100).toFixed(2)}%)`);
+  }
+  return result;
+}
+
+/** A PMTiles archive's header and metadata in two range requests; a broken archive is a `RemoteReadError`. */
+async function readPmTilesRanges(object: RemoteObject, version: RemoteVersion, ReadError: new (message: string) => Error): Promise<PmTilesInfo> {
+  try {
+    return await readPmTilesInfoFrom(version.size, object.read);
+  } catch (error) {
+    if (error instanceof PmTilesFormatError) throw new ReadError(`it is not a readable PMTiles archive: ${error.reason}`);
+    throw error;
+  }
+}
+
+/** Runs `work` on every item, `atOnce` at a time. */
+async function forEachAtOnce<T>(items: T[], atOnce: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(REQUESTS_AT_ONCE, remoteFiles.length) }, async () => {
-    while (next < remoteFiles.length) {
+  await Promise.all(Array.from({ length: Math.min(atOnce, items.length) }, async () => {
+    while (next < items.length) {
       const index = next++;
-      await readOne(remoteFiles[index]!, (line) => warnings[index]!.push(line));
+      await work(items[index]!, index);
     }
   }));
-  result.warnings.push(...warnings.flat());
-  if (result.issues.length === 0) await cache.save(usedKeys, new Set());
-  const { objects, bytes, ofBytes } = result.read;
-  if (objects > 0) options.log(`read the footers of ${objects} remote GeoParquet files: ${formatBytes(bytes)} of ${formatBytes(ofBytes)} (${((bytes / Math.max(1, ofBytes)) * 100).toFixed(2)}%)`);
-  return result;
+}
+
+/** A limit of `count` tasks at once: the others wait their turn in order. */
+function createLimit(count: number): <T>(task: () => Promise<T>) => Promise<T> {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async (task) => {
+    if (running >= count) await new Promise<void>((resolve) => waiting.push(resolve));
+    running++;
+    try {
+      return await task();
+    } finally {
+      running--;
+      waiting.shift()?.();
+    }
+  };
 }
 
 /** Every source with its file and the type of its format. */

@@ -3,16 +3,14 @@ import { PmTilesFormatError, readPmTilesInfo } from '../../runtime/pmtiles.ts';
 import { join } from 'node:path';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { hash } from 'node:crypto';
-import type { CatalogModel, FileModel, SourceModel, StoredFileFacts } from '../../core/model.ts';
-import type { ColumnSchema } from '../../schemas/column.ts';
-import type { FileMetadata, InvalidGeometryReason } from '../../schemas/file-metadata.ts';
+import type { CatalogModel, FileModel, SourceModel } from '../../core/model.ts';
 import type { BuildIssue } from '../errors.ts';
 import type { FileOrigin, LocalDataFile, RemoteDataFile } from '../model/build-model.ts';
 import { enrichRemoteSources, sourcesById } from './enrich-remote.ts';
 import { DataCache } from './data-cache.ts';
-import { DATA_FACTS_VERSION, inspectGeoJson, inspectGeoParquet, type DataFacts } from './inspect-data-file.ts';
-import { hashColumns } from './column-stats.ts';
-import { inspectWithGdal } from './inspect-gdal.ts';
+import { DATA_FACTS_VERSION, type DataFacts } from './inspect-data-file.ts';
+import { INSPECTORS, MULTI_FILE } from './inspectors.ts';
+import { applyFacts, applyPmTilesInfo, storedFacts } from './apply-facts.ts';
 import { listSourceFiles } from '../../runtime/source-files.ts';
 import { createProgress, type ProgressReporter } from './progress.ts';
 import { makeTwins } from '../tiles/twins.ts';
@@ -21,6 +19,8 @@ import { makeTwins } from '../tiles/twins.ts';
 export interface EnrichOptions {
   dataDir: string;
   cacheDir: string;
+  /** How much of a file in object storage the build reads (GEOSHELF_REMOTE_SCAN); `full` when absent. */
+  remoteScan?: 'full' | 'footer';
   log: (line: string) => void;
   progress?: ProgressReporter;
 }
@@ -35,25 +35,6 @@ export interface EnrichResult {
   twins: { made: number; current: number };
 }
 
-/** What an inspector gets besides the file: a folder for scratch files, and the layer its file record names. */
-interface InspectContext {
-  scratchDir: string;
-  layer: string | null;
-}
-
-/**
- * Formats whose files are inspected, and how. GeoJSON is schema-capable when DuckDB's JSON reader reads it;
- * GDAL (gdal3.js) reads a shapefile and a File Geodatabase's layer into GeoJSON for the same inspector.
- */
-const INSPECTORS: Record<string, (instance: DuckDBInstance, path: string, context: InspectContext) => Promise<DataFacts>> = {
-  geoparquet: (instance, path) => inspectGeoParquet(instance, path),
-  geojson: (instance, path) => inspectGeoJson(instance, path),
-  shapefile: (instance, path, context) => inspectWithGdal(instance, path, context.scratchDir, context.layer),
-  file_geodatabase: (instance, path, context) => inspectWithGdal(instance, path, context.scratchDir, context.layer),
-};
-
-/** Formats whose data is several files: a shapefile's sidecars, a File Geodatabase's folder. */
-const MULTI_FILE = new Set(['shapefile', 'file_geodatabase']);
 
 interface Target {
   path: string;
@@ -81,8 +62,13 @@ export async function enrichSources(model: CatalogModel, localFiles: LocalDataFi
     const counts = { made: twins.made, current: twins.current };
     if (twins.issues.length > 0) return { issues: twins.issues, warnings: twins.warnings, filesRead: 0, twins: counts };
     // Remote sources first: their columns join the local ones in the check of column descriptions.
-    const remote = await enrichRemoteSources(model, remoteFiles, { cacheDir: options.cacheDir, duckdb, log: options.log });
-    const local = await readFacts(model, groupTargets(model, twins.localFiles, options.dataDir), { cache, duckdb, options, fileOrigins, warnings: [...twins.warnings, ...remote.warnings] });
+    // Both keep their facts in one cache by content hash: the keys either used are kept when it is saved.
+    const usedKeys = new Set<string>();
+    const remote = await enrichRemoteSources(model, remoteFiles, {
+      cacheDir: options.cacheDir, scan: options.remoteScan ?? 'full', duckdb, facts: { cache, used: usedKeys }, log: options.log,
+      ...(options.progress ? { progress: options.progress } : {}),
+    });
+    const local = await readFacts(model, groupTargets(model, twins.localFiles, options.dataDir), { cache, duckdb, options, fileOrigins, usedKeys, warnings: [...twins.warnings, ...remote.warnings] });
     return { ...local, issues: [...remote.issues, ...local.issues], filesRead: local.filesRead + remote.read.objects, twins: counts };
   } finally {
     instance?.closeSync();
@@ -94,15 +80,17 @@ interface ReadContext {
   duckdb: () => Promise<DuckDBInstance>;
   options: EnrichOptions;
   fileOrigins: Map<number, FileOrigin>;
+  /** Keys of the cache's facts this build used so far, added to. */
+  usedKeys: Set<string>;
   /** Warnings so far, added to. */
   warnings: string[];
 }
 
 /** Gives every source its file's size and hash, and the facts of the files that have an inspector. */
 async function readFacts(model: CatalogModel, targets: Target[], context: ReadContext): Promise<Omit<EnrichResult, 'twins'>> {
-  const { cache, duckdb, options, fileOrigins, warnings } = context;
+  const { cache, duckdb, options, fileOrigins, usedKeys, warnings } = context;
   const issues: BuildIssue[] = [];
-  const usedKeys = new Set<string>();
+  const remoteKeys = usedKeys.size;
   const usedPaths = new Set<string>();
   let filesRead = 0;
   const inspectable = targets.filter((target) => INSPECTORS[target.formatType]);
@@ -142,12 +130,12 @@ async function readFacts(model: CatalogModel, targets: Target[], context: ReadCo
     for (const warning of facts.warnings) warnings.push(`${target.relative}: ${warning}`);
     for (const { source, file } of target.sources) {
       if (source.metadata) applyFacts(source.metadata, facts, file);
-      source.stored = { sha256, crs: facts.geometry?.crs ?? null, geometry_column: facts.geometry?.column ?? null, times: listTimes(facts) };
+      source.stored = storedFacts(sha256, facts);
     }
   }
   checkColumnDescriptions(model, fileOrigins, issues, warnings);
   if (issues.length === 0) await cache.save(usedKeys, usedPaths);
-  if (filesRead > 0) options.log(`read ${filesRead} data files (${usedKeys.size - filesRead} unchanged, from the cache)`);
+  if (filesRead > 0) options.log(`read ${filesRead} data files (${usedKeys.size - remoteKeys - filesRead} unchanged, from the cache)`);
   return { issues, warnings, filesRead };
 }
 
@@ -176,14 +164,8 @@ async function measure(target: Target, cache: DataCache<DataFacts>, usedPaths: S
  */
 async function checkPmTiles(target: Target, issues: BuildIssue[]): Promise<void> {
   try {
-    const { header, metadata } = await readPmTilesInfo(target.path);
-    // A twin records how many features it was made of: every one of them is in its highest zoom's tiles.
-    const features = (metadata.geoshelf as { features?: unknown } | undefined)?.features;
-    for (const { source } of target.sources) {
-      if (!source.metadata) continue;
-      source.metadata.bounds = [header.minLon, header.minLat, header.maxLon, header.maxLat];
-      if (typeof features === 'number') source.metadata.feature_count = features;
-    }
+    const info = await readPmTilesInfo(target.path);
+    for (const { source } of target.sources) if (source.metadata) applyPmTilesInfo(source.metadata, info);
   } catch (error) {
     const local = target.sources[0]!.local;
     const line = local.line();
@@ -192,48 +174,8 @@ async function checkPmTiles(target: Target, issues: BuildIssue[]): Promise<void>
   }
 }
 
-/**
- * The quality rule, documented in the README: a file passes when it has at least one feature, a geometry
- * column, no null, empty or invalid geometry (invalid as GEOS judges it), and WGS84 bounds inside
- * [-180, -90, 180, 90].
- */
-export function passesQualityCheck(facts: DataFacts): boolean {
-  const geometry = facts.geometry;
-  if (facts.rows === 0 || !geometry || geometry.invalid > 0 || geometry.empty > 0 || geometry.nulls > 0 || !geometry.bounds) return false;
-  const [west, south, east, north] = geometry.bounds;
-  return west >= -180 && south >= -90 && east <= 180 && north <= 90;
-}
 
-function applyFacts(metadata: FileMetadata, facts: DataFacts, file: FileModel): void {
-  const geometry = facts.geometry;
-  const types = geometry ? Object.keys(geometry.types).sort() : [];
-  metadata.feature_count = facts.rows;
-  metadata.bounds = geometry?.bounds ?? null;
-  metadata.geometry_type = types.length === 0 ? null : types.join(', ');
-  metadata.invalid_geometry_count = geometry ? geometry.invalid : null;
-  metadata.invalid_geometry_reasons = geometry ? sortReasons(geometry.reasons) : null;
-  metadata.empty_geometry_count = geometry ? geometry.empty : null;
-  metadata.quality_check_passed = passesQualityCheck(facts);
-  metadata.columns_hash = hashColumns(facts.columns.map((column) => ({ name: column.name, type: column.duckdbType })));
-  metadata.columns = facts.columns.map((column): ColumnSchema => ({
-    name: column.name,
-    type: column.type,
-    nullable: column.nulls > 0,
-    description: file.column_descriptions[column.name] ?? null,
-    num_null_values: column.nulls,
-    num_unique_values: column.distinct,
-    example_values: column.examples,
-    min: column.min,
-    max: column.max,
-    length: column.length,
-    possible_values: column.possible,
-  }));
-}
 
-/** Reasons with their keys sorted, so the documents do not depend on which invalid geometry came first. */
-function sortReasons(reasons: Partial<Record<InvalidGeometryReason, number>>): Partial<Record<InvalidGeometryReason, number>> {
-  return Object.fromEntries(Object.entries(reasons).sort(([a], [b]) => (a < b ? -1 : 1)));
-}
 
 function groupTargets(model: CatalogModel, localFiles: LocalDataFile[], dataDir: string): Target[] {
   const bySource = sourcesById(model);
@@ -276,9 +218,4 @@ function checkColumnDescriptions(model: CatalogModel, fileOrigins: Map<number, F
       }
     }
   }
-}
-
-/** The first and last value of each date or timestamp column that has any. */
-function listTimes(facts: DataFacts): StoredFileFacts['times'] {
-  return facts.columns.flatMap((column) => (column.earliest && column.latest ? [{ column: column.name, first: column.earliest, last: column.latest }] : []));
 }

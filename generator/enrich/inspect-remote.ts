@@ -58,6 +58,19 @@ interface GeoMetadata {
 }
 
 /**
+ * Reads the last 8 bytes of a remote Parquet file (its footer's length and the magic number) with one range
+ * request. Throws `RemoteReadError` for an object that is not Parquet, before anyone reads the rest of it.
+ */
+export async function readParquetTail(object: RemoteObject, version: RemoteVersion): Promise<{ tail: Buffer; footerLength: number }> {
+  if (version.size < 12) throw new RemoteReadError(`${object.where} is not a Parquet file (${version.size} bytes)`);
+  const tail = Buffer.from(await object.read(version.size - 8, 8));
+  const footerLength = tail.readUInt32LE(0);
+  if (tail.subarray(4).toString('latin1') !== MAGIC) throw new RemoteReadError(`${object.where} is not a Parquet file (no PAR1 at its end)`);
+  if (footerLength + 12 > version.size || footerLength > MAX_FOOTER_BYTES) throw new RemoteReadError(`${object.where} is not a Parquet file (its footer length, ${footerLength} bytes, does not fit)`);
+  return { tail, footerLength };
+}
+
+/**
  * Reads the footer of a remote GeoParquet file. DuckDB reads it from a scratch file that holds only the footer
  * between the two magic numbers: its metadata functions and DESCRIBE never touch the row data, so the types are
  * exactly those DuckDB gives the local file. `known` is the object's version when the caller has just asked for it.
@@ -65,11 +78,7 @@ interface GeoMetadata {
  */
 export async function inspectRemoteGeoParquet(instance: DuckDBInstance, object: RemoteObject, scratchDir: string, known?: RemoteVersion): Promise<FooterFacts> {
   const version = known ?? (await object.head());
-  if (version.size < 12) throw new RemoteReadError(`${object.where} is not a Parquet file (${version.size} bytes)`);
-  const tail = Buffer.from(await object.read(version.size - 8, 8));
-  const footerLength = tail.readUInt32LE(0);
-  if (tail.subarray(4).toString('latin1') !== MAGIC) throw new RemoteReadError(`${object.where} is not a Parquet file (no PAR1 at its end)`);
-  if (footerLength + 12 > version.size || footerLength > MAX_FOOTER_BYTES) throw new RemoteReadError(`${object.where} is not a Parquet file (its footer length, ${footerLength} bytes, does not fit)`);
+  const { tail, footerLength } = await readParquetTail(object, version);
   const footer = await object.read(version.size - 8 - footerLength, footerLength);
   await mkdir(scratchDir, { recursive: true });
   const folder = await mkdtemp(join(scratchDir, 'footer-'));

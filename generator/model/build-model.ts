@@ -31,6 +31,8 @@ export interface RemoteDataFile {
   /** The record file of the source, and the line of its `path`, for error messages. */
   source: string;
   line: () => number | undefined;
+  /** For a PMTiles twin expected beside a remote GeoParquet file (`LocalDataFile.twinOf`), that file's path. */
+  twinOf?: string;
 }
 
 /** A local data file a source points at, for the enrichment stage. */
@@ -207,7 +209,8 @@ function resolveFile(record: FileRecord, fileIndex: number, key: string, dataset
   const origin = context.origin;
   context.fileOrigins.set(id, { source: origin.source, locateColumn: (name) => locateField(origin, at('columns', name)) });
   const sourceIds = new Map<string, number>();
-  const localFiles = new Map<number, LocalDataFile>();
+  // The data files of this file's sources, local or remote, by source id: the twins are made beside them.
+  const dataFiles = new Map<number, LocalDataFile | RemoteDataFile>();
   const pendingReferences: { source: SourceModel; reference: string; path: PropertyKey[] }[] = [];
   record.formats.forEach((entry, formatIndex) => {
     const format = context.formats.get(entry.format);
@@ -259,10 +262,12 @@ function resolveFile(record: FileRecord, fileIndex: number, key: string, dataset
         const origin = context.origin;
         const local: LocalDataFile = { sourceId, path: source.path, source: origin.source, line: () => locateField(origin, [...path, 'path']) };
         context.localFiles.push(local);
-        localFiles.set(sourceId, local);
+        dataFiles.set(sourceId, local);
       } else if (source.path !== undefined && REMOTE_BACKENDS.has(location.model.backend_type)) {
         const origin = context.origin;
-        context.remoteFiles.push({ sourceId, path: source.path, location: location.model, source: origin.source, line: () => locateField(origin, [...path, 'path']) });
+        const remote: RemoteDataFile = { sourceId, path: source.path, location: location.model, source: origin.source, line: () => locateField(origin, [...path, 'path']) };
+        context.remoteFiles.push(remote);
+        dataFiles.set(sourceId, remote);
       }
       if (source.references) pendingReferences.push({ source: model, reference: source.references, path: [...path, 'references'] });
       sources.push(model);
@@ -273,7 +278,7 @@ function resolveFile(record: FileRecord, fileIndex: number, key: string, dataset
       created_at: link.created_at, updated_at: updatedAt, sources,
     });
   });
-  addTwins(file, key, localFiles, context);
+  addTwins(file, key, dataFiles, context);
   for (const { source, reference, path } of pendingReferences) {
     const target = sourceIds.get(reference);
     if (target === undefined || target === source.id) {
@@ -328,12 +333,13 @@ const TWIN_DESCRIPTION = 'Vector tiles of the whole GeoParquet file of this vers
   'tile would pass 500 KB, features are left out densest first, and the archive\'s metadata (geoshelf.dropped) counts them by zoom.';
 
 /**
- * Gives each version of the file's GeoParquet data, stored in the local data folder, a PMTiles source of the
- * same version beside it (`x.parquet` → `x.pmtiles`), which the build makes (generator/tiles/twins.ts). It
- * refers to the GeoParquet source. Only when the catalog has a format of type `pmtiles` (the twins' format)
+ * Gives each version of the file's GeoParquet data a PMTiles source of the same version beside it
+ * (`x.parquet` → `x.pmtiles`). In the local data folder the build makes it (generator/tiles/twins.ts); in object
+ * storage the build keeps it when the archive there is current (generator/enrich/enrich-remote.ts). It refers to
+ * the GeoParquet source. Only when the catalog has a format of type `pmtiles` (the twins' format)
  * and the file lists no PMTiles source of that version itself. Ids come from the ledger like any source's.
  */
-function addTwins(file: FileModel, key: string, localFiles: Map<number, LocalDataFile>, context: ResolveContext): void {
+function addTwins(file: FileModel, key: string, dataFiles: Map<number, LocalDataFile | RemoteDataFile>, context: ResolveContext): void {
   const formats = [...context.formats.values()];
   const format = formats.find((candidate) => candidate.format_type === 'pmtiles');
   if (!format) return;
@@ -342,16 +348,16 @@ function addTwins(file: FileModel, key: string, localFiles: Map<number, LocalDat
   const listed = new Set(twins?.sources.map((source) => source.version));
   for (const link of file.formats.filter((candidate) => geoparquet.has(candidate.format_id))) {
     for (const source of link.sources) {
-      const local = localFiles.get(source.id);
-      if (!local || listed.has(source.version)) continue;
+      const data = dataFiles.get(source.id);
+      if (!data || listed.has(source.version)) continue;
       if (!twins) {
         const { id, created_at } = context.ids.assign('file_format', `${key}/${format.slug}`);
         twins = { id, format_id: format.id, file_id: file.id, dataset_id: file.dataset_id, created_at, updated_at: file.updated_at, sources: [] };
         file.formats.push(twins);
       }
-      const path = `${local.path.replace(/\.parquet$/i, '')}.pmtiles`;
+      const path = `${data.path.replace(/\.parquet$/i, '')}.pmtiles`;
       const { id } = context.ids.assign('source', `${key}/${format.slug}@${source.version}`);
-      const base = source.url?.slice(0, source.url.length - encodePath(local.path).length) ?? '';
+      const base = source.url?.slice(0, source.url.length - encodePath(data.path).length) ?? '';
       twins.sources.push({
         id, file_format_id: twins.id, storage_location_id: source.storage_location_id, version: source.version, source_type: 'file',
         location: { type: 'file', version: source.version, path }, url: `${base}${encodePath(path)}`, glob_pattern: null,
@@ -360,7 +366,9 @@ function addTwins(file: FileModel, key: string, localFiles: Map<number, LocalDat
         references_source_id: source.id, created_at: source.created_at, updated_at: source.updated_at,
         metadata: { version: source.version, description: TWIN_DESCRIPTION, mime_type: format.mime_type ?? null },
       });
-      context.localFiles.push({ sourceId: id, path, source: local.source, line: local.line, twinOf: local.path });
+      const twin = { sourceId: id, path, source: data.source, line: data.line, twinOf: data.path };
+      if ('location' in data) context.remoteFiles.push({ ...twin, location: data.location });
+      else context.localFiles.push(twin);
     }
   }
   twins?.sources.sort((a, b) => compareVersionsNewestFirst(a.version, b.version));

@@ -353,10 +353,19 @@ export async function writePmTilesTwin(options: TwinOptions): Promise<TwinFacts>
 /** The stamp recorded in an existing twin, or null when the file is missing, unreadable or not a twin. */
 export async function readTwinStamp(target: string): Promise<string | null> {
   try {
-    const { metadata } = await readPmTilesInfo(target);
-    const stamp = (metadata.geoshelf as { stamp?: unknown } | undefined)?.stamp;
-    return typeof stamp === 'string' ? stamp : null;
+    return stampOf((await readPmTilesInfo(target)).metadata);
   } catch {
     return null;
   }
+}
+
+/** The stamp in an archive's metadata; null for an archive geoshelf did not make. */
+export function stampOf(metadata: Record<string, unknown>): string | null {
+  const stamp = (metadata.geoshelf as { stamp?: unknown } | undefined)?.stamp;
+  return typeof stamp === 'string' ? stamp : null;
+}
+
+/** The stamp of a twin made now of a GeoParquet file with this SHA-256: the data and the tiler it was made by. */
+export function twinStamp(sha256: string): string {
+  return `sha256:${sha256} tiler:${TILER_VERSION}`;
 }

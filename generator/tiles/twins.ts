@@ -11,7 +11,7 @@ import type { CatalogModel, FileModel } from '../../core/model.ts';
 import type { BuildIssue } from '../errors.ts';
 import type { LocalDataFile } from '../model/build-model.ts';
 import { createProgress, type ProgressReporter } from '../enrich/progress.ts';
-import { readTwinStamp, TILER_VERSION, writePmTilesTwin } from './pmtiles-twin.ts';
+import { readTwinStamp, twinStamp, writePmTilesTwin } from './pmtiles-twin.ts';
 
 /** What the twin stage needs. */
 export interface TwinStageOptions {
@@ -75,7 +75,7 @@ export async function makeTwins(model: CatalogModel, localFiles: LocalDataFile[]
 async function makeTwin(twin: LocalDataFile, name: string, options: TwinStageOptions, result: TwinStageResult): Promise<string | null> {
   const source = join(options.dataDir, twin.twinOf!);
   const target = join(options.dataDir, twin.path);
-  const stamp = `sha256:${await options.hashOf(source)} tiler:${TILER_VERSION}`;
+  const stamp = twinStamp(await options.hashOf(source));
   const current = await readTwinStamp(target);
   if (current === stamp) {
     result.current++;
@@ -110,7 +110,7 @@ function fileSlugs(model: CatalogModel): Map<number, string> {
 }
 
 /** Takes sources out of the model, and a format link left with none. */
-function removeSources(model: CatalogModel, ids: Set<number>): void {
+export function removeSources(model: CatalogModel, ids: Set<number>): void {
   forEachFile(model, (file) => {
     const emptied = new Set<number>();
     for (const link of file.formats) {

@@ -1,7 +1,8 @@
-import { readFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TestBucket } from './bucket.ts';
-import { makeTempCatalog, ROOT } from './catalog.ts';
+import type { Config } from '../../runtime/config.ts';
+import { makeTempCatalog, makeTempDir, ROOT } from './catalog.ts';
 
 /** The sample's largest GeoParquet file, and a smaller one to put in its place. */
 export const CITIES = join(ROOT, 'catalog-data/data/geonames/cities/3.1.0/cities-1000.parquet');
@@ -53,4 +54,23 @@ export function useBucketCredentials(bucket: TestBucket): () => void {
       else process.env[name] = value;
     }
   };
+}
+
+/**
+ * A catalog's records with its `sample-data` storage location moved into a bucket, as a steward moves theirs:
+ * the same records, that location read through S3 (`bucket` in `store`), and an empty data folder.
+ */
+export async function sampleInBucket(store: TestBucket, local: Config, bucket: string): Promise<Config> {
+  const root = await makeTempDir();
+  const catalogDir = join(root, 'catalog');
+  const data = join(local.catalogDir, 'data');
+  await cp(local.catalogDir, catalogDir, { recursive: true, filter: (path) => path !== data && !path.startsWith(`${data}/`) });
+  const locations = await readFile(join(catalogDir, 'storage-locations.yaml'), 'utf8');
+  const moved = locations.replace('backend_type: http', 'backend_type: s3')
+    .replace('base_url: "{storage_base_url}"', `base_url: https://data.example.org/${bucket}\n  bucket: ${bucket}\n  endpoint_url: ${store.endpoint}`);
+  if (moved === locations) throw new Error('the catalog has no sample-data location to move');
+  await writeFile(join(catalogDir, 'storage-locations.yaml'), moved);
+  const dataDir = join(root, 'data');
+  await mkdir(dataDir);
+  return { ...local, catalogDir, dataDir, distDir: join(root, 'dist'), cacheDir: join(root, 'cache') };
 }

@@ -1,5 +1,6 @@
 import type { CatalogIndex } from '../../catalog-index.ts';
-import type { CollectionModel, DatasetModel, FileModel, SourceModel } from '../../model.ts';
+import { REMOTE_BACKENDS } from '../../constants.ts';
+import type { CollectionModel, DatasetModel, FileModel, SourceModel, StorageLocationModel } from '../../model.ts';
 import type { ColumnSchema } from '../../../schemas/column.ts';
 
 /** A queryable column: equality filters on the items route. */
@@ -18,8 +19,10 @@ export interface FeatureLayer {
   file: FileModel;
   /** The newest GeoParquet source stored where the query service reads. */
   source: SourceModel;
-  /** Its path inside the data folder. */
+  /** Its path inside the data folder, or inside its storage location in object storage. */
   path: string;
+  /** The storage location in object storage the file is in; absent for a file of the data folder. */
+  remote?: StorageLocationModel;
   /** The first DATE or TIMESTAMP column of the data dictionary, which `datetime` filters, with its first and last value. */
   timeColumn: { name: string; type: 'date' | 'timestamp'; interval: [string, string] | null } | null;
   /** Scalar columns usable as `?name=value` filters, in dictionary order, by name. */
@@ -52,7 +55,11 @@ export function listFeatureLayers(index: CatalogIndex): Map<string, FeatureLayer
         if (!source) continue;
         const id = featureLayerId(collection, dataset, file);
         const columns = source.metadata?.columns ?? [];
-        layers.set(id, { id, collection, dataset, file, source, path: source.location.path, timeColumn: findTimeColumn(columns, source), queryables: findQueryables(columns, source) });
+        const remote = remoteLocation(index, source);
+        layers.set(id, {
+          id, collection, dataset, file, source, path: source.location.path, ...(remote ? { remote } : {}),
+          timeColumn: findTimeColumn(columns, source), queryables: findQueryables(columns, source),
+        });
       }
     }
   }
@@ -71,16 +78,26 @@ function layerSource(index: CatalogIndex, file: FileModel): (SourceModel & { loc
   return source?.location.type === 'file' ? (source as SourceModel & { location: { type: 'file'; path: string } }) : undefined;
 }
 
-/** The newest GeoParquet source of a file that the query service can read (stored under the storage base URL). */
+/**
+ * The newest GeoParquet source of a file that the query service can read: stored under the storage base URL (the
+ * data folder), or in object storage (query/sources.ts reads it through a local copy).
+ */
 function newestGeoParquet(index: CatalogIndex, file: FileModel): SourceModel | undefined {
   const prefix = `${index.settings.storageBaseUrl}/`;
   for (const link of file.formats) {
     if (index.formatsById.get(link.format_id)?.format_type !== 'geoparquet') continue;
     // A format's sources are newest version first.
-    const source = link.sources.find((candidate) => candidate.source_type === 'file' && candidate.url?.startsWith(prefix));
+    const source = link.sources.find((candidate) => candidate.source_type === 'file' && (candidate.url?.startsWith(prefix) || remoteLocation(index, candidate)));
     if (source) return source;
   }
   return undefined;
+}
+
+/** The storage location in object storage a source's file is in, when it is in one and not under the storage base URL. */
+function remoteLocation(index: CatalogIndex, source: SourceModel): StorageLocationModel | undefined {
+  if (source.storage_location_id === null || source.url?.startsWith(`${index.settings.storageBaseUrl}/`)) return undefined;
+  const location = index.storageById.get(source.storage_location_id);
+  return location && REMOTE_BACKENDS.has(location.backend_type) ? location : undefined;
 }
 
 function findTimeColumn(columns: ColumnSchema[], source: SourceModel): FeatureLayer['timeColumn'] {
