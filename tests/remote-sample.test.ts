@@ -118,6 +118,10 @@ describe('the sample catalog with its data only in a bucket', () => {
     };
     try {
       expect(await readdir(config.dataDir)).toEqual([]);
+      const ready = await remote.readiness.check();
+      expect(ready.status).toBe('ready');
+      expect(ready.sources.remote).toBeGreaterThan(50);
+      expect(ready.sources.local).toBe(0);
       // Every feature collection, with its extent; and the same items, in the same order, with the same count.
       const collections = (await json(remote, '/features/collections')).collections as { id: string }[];
       expect(collections).toEqual((await json(local, '/features/collections')).collections);

@@ -35,7 +35,6 @@ export interface EnrichResult {
   twins: { made: number; current: number };
 }
 
-
 interface Target {
   path: string;
   relative: string;
@@ -47,7 +46,8 @@ interface Target {
  * Makes the PMTiles twins that are stale (generator/tiles/twins.ts), then fills source metadata from the data
  * files: size for every local file, and for GeoParquet, GeoJSON, shapefiles and File Geodatabases the
  * feature count, geometry types, invalid geometries by reason (GEOS), empty geometries, WGS84 bounds and a
- * data dictionary of every column.
+ * data dictionary of every column. Sources in object storage get the same from their objects
+ * (enrich-remote.ts).
  * Facts are cached by the file's content hash, so an unchanged file is not read again, and DuckDB is not
  * even started when every file is cached.
  */
@@ -173,9 +173,6 @@ async function checkPmTiles(target: Target, issues: BuildIssue[]): Promise<void>
     issues.push({ code: 'UnreadablePmTiles', source: local.source, ...(line ? { line } : {}), path: 'path', message: `"${target.relative}" is not a readable PMTiles archive: ${reason}` });
   }
 }
-
-
-
 
 function groupTargets(model: CatalogModel, localFiles: LocalDataFile[], dataDir: string): Target[] {
   const bySource = sourcesById(model);
