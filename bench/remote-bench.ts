@@ -128,7 +128,7 @@ const RUNS = 51;
  * round (target: warm ≤ 1.1 × local in every round), and the first query of a cold copy in a new server.
  */
 async function compareQueries(bench: BenchContext, bucket: TestBucket, path: string, env: NodeJS.ProcessEnv): Promise<void> {
-  const source = (slug: string, location?: string) => [`  - slug: ${slug}`, `    name: ${slug}`, '    formats:', '      - format: geoparquet', '        sources:', '          - version: 1', ...(location ? [`            storage_location: ${location}`] : []), '            path: points.parquet'];
+  const source = (slug: string, location?: string) => [`  - slug: ${slug}`, `    name: ${slug}`, '    formats:', '      - format: geoparquet', '        sources:', '          - version: 1', `            storage_location: ${location ?? 'sample-data'}`, '            path: points.parquet'];
   const { config } = await makeTempCatalog({
     'formats.yaml': '- slug: geoparquet\n  format_type: geoparquet\n  name: GeoParquet\n  mime_type: application/vnd.apache.parquet\n',
     'storage-locations.yaml': `${await readFile(join(ROOT, 'catalog-data/storage-locations.yaml'), 'utf8')}\n- slug: bucket\n  name: Bucket\n  backend_type: s3\n  base_url: https://data.example.org\n  bucket: ${bucket.bucket}\n  endpoint_url: ${bucket.endpoint}\n`,

@@ -140,10 +140,11 @@ export async function loadCatalogModel(options: BuildOptions, parseCache: ParseC
       issues.push({ code: 'LedgerFrozen', source: 'ledger.json', path: `ids.${kind}`, message: `"${key}" has no id yet` });
     }
   }
-  if (issues.length > 0) throw new BuildError(sortIssues(issues));
   log(`loaded ${files.length} record files: ${model.collections.length} collections, ${countDatasets(model)} datasets`);
+  // The data of the records that resolved is read even when others did not: every problem comes out in one pass.
   const enrichment = await enrichSources(model, localFiles, fileOrigins, { dataDir: config.dataDir, cacheDir: config.cacheDir, remoteScan: config.remoteScan, log, ...(options.progress ? { progress: options.progress } : {}) }, remoteFiles);
-  if (enrichment.issues.length > 0) throw new BuildError(sortIssues(enrichment.issues));
+  issues.push(...enrichment.issues);
+  if (issues.length > 0) throw new BuildError(sortIssues(issues), enrichment.warnings);
   return { model, ids, warnings: enrichment.warnings, parseCache: parsed.cache, dataFilesRead: enrichment.filesRead, twins: enrichment.twins };
 }
 

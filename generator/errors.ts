@@ -24,6 +24,10 @@ export const BUILD_ERRORS = {
     title: 'A record refers to something that does not exist',
     hint: 'Check the spelling of the slug or add the missing record.',
   },
+  NoStorageLocation: {
+    title: 'A source does not say which storage location it is in',
+    hint: 'Give the source a storage_location; it may be left out only while storage-locations.yaml defines exactly one.',
+  },
   ReservedSlug: {
     title: 'A slug collides with a fixed route',
     hint: 'Pick another slug; this one is a path the API already uses.',
@@ -81,10 +85,13 @@ export interface BuildIssue extends InputIssue {
 /** Raised when a build finds problems; carries every one of them. Nothing has been written when it is thrown. */
 export class BuildError extends Error {
   readonly issues: BuildIssue[];
-  constructor(issues: BuildIssue[]) {
+  /** The warnings of the stages that ran, for a check that prints them beside the problems. */
+  readonly warnings: string[];
+  constructor(issues: BuildIssue[], warnings: string[] = []) {
     super(`The build found ${issues.length} problem${issues.length === 1 ? '' : 's'}; dist/ was left as it was.`);
     this.name = 'BuildError';
     this.issues = issues;
+    this.warnings = warnings;
   }
 }
 

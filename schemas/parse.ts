@@ -1,3 +1,4 @@
+import { didYouMean } from '../core/suggest.ts';
 import type { z } from 'zod';
 
 /** One problem found in an input: where it is and what is wrong. */
@@ -58,11 +59,16 @@ export function safeParseWithFriendlyErrors<T extends z.ZodType>(
   const describe = options.describePath ?? formatPath;
   const issues = result.error.issues.flatMap((issue): InputIssue[] => {
     // An unknown key is reported on its parent object; point at each key itself instead.
-    const paths = issue.code === 'unrecognized_keys' ? issue.keys.map((key) => [...issue.path, key]) : [issue.path];
-    const message = issue.code === 'unrecognized_keys' ? 'unknown field (check its spelling)' : issue.message;
-    return paths.map((path) => {
+    if (issue.code !== 'unrecognized_keys') {
+      const line = options.locate?.(issue.path);
+      return [{ source: options.source, ...(line === undefined ? {} : { line }), path: describe(issue.path), message: issue.message }];
+    }
+    const known = fieldsAt(schema, issue.path);
+    return issue.keys.map((key) => {
+      const path = [...issue.path, key];
       const line = options.locate?.(path);
-      return { source: options.source, ...(line === undefined ? {} : { line }), path: describe(path), message };
+      const hint = didYouMean(key, known) || ' (check its spelling)';
+      return { source: options.source, ...(line === undefined ? {} : { line }), path: describe(path), message: `unknown field${hint}` };
     });
   });
   return { ok: false, issues, error: result.error };
@@ -77,4 +83,39 @@ export function parseWithFriendlyErrors<T extends z.ZodType>(schema: T, value: u
   const result = safeParseWithFriendlyErrors(schema, value, options);
   if (result.ok) return result.data;
   throw new InputError(result.issues, { cause: result.error });
+}
+
+/** What zod keeps of a schema's definition that `fieldsAt` walks. */
+interface SchemaDef {
+  type: string;
+  shape?: Record<string, { _zod: { def: SchemaDef } }>;
+  element?: { _zod: { def: SchemaDef } };
+  innerType?: { _zod: { def: SchemaDef } };
+  in?: { _zod: { def: SchemaDef } };
+  options?: { _zod: { def: SchemaDef } }[];
+  valueType?: { _zod: { def: SchemaDef } };
+  getter?: () => { _zod: { def: SchemaDef } };
+}
+
+/**
+ * The field names an object may have at `path` of a value `schema` checks, for "did you mean": the path is
+ * followed through objects, arrays, records, optional, default, pipe, lazy and union wrappers; a union answers the
+ * fields of all its members. Empty where the path leads to no object.
+ */
+export function fieldsAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
+  const unwrap = (def: SchemaDef): SchemaDef[] => {
+    if (def.innerType) return unwrap(def.innerType._zod.def);
+    if (def.type === 'pipe' && def.in) return unwrap(def.in._zod.def);
+    if (def.type === 'lazy' && def.getter) return unwrap(def.getter()._zod.def);
+    if (def.type === 'union' && def.options) return def.options.flatMap((option) => unwrap(option._zod.def));
+    return [def];
+  };
+  let defs = unwrap((schema as unknown as { _zod: { def: SchemaDef } })._zod.def);
+  for (const part of path) {
+    defs = defs.flatMap((def) => {
+      const next = def.type === 'object' ? def.shape?.[String(part)] : def.type === 'array' ? def.element : def.type === 'record' ? def.valueType : undefined;
+      return next ? unwrap(next._zod.def) : [];
+    });
+  }
+  return [...new Set(defs.flatMap((def) => (def.type === 'object' && def.shape ? Object.keys(def.shape) : [])))];
 }

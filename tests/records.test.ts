@@ -1,11 +1,11 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildCatalog } from '../generator/build.ts';
 import { BuildError } from '../generator/errors.ts';
 import { readRecordFiles } from '../generator/load/read-records.ts';
 import { parseRecords } from '../generator/parse/parse-records.ts';
-import { makeTestConfig, ROOT, snapshotTree } from './helpers/catalog.ts';
+import { makeTempCatalog, makeTempDir, makeTestConfig, ROOT, snapshotTree } from './helpers/catalog.ts';
 
 async function buildError(config: Parameters<typeof buildCatalog>[0]['config']): Promise<BuildError> {
   const error = await buildCatalog({ config }).then(() => undefined, (thrown: unknown) => thrown);
@@ -49,7 +49,53 @@ describe('record validation', () => {
 
   it('points at the line of a misspelt field', async () => {
     const problems = await problemsOf({ 'collections/extra.yaml': 'slug: extra\nname: Extra\ndescripton: typo\n' });
-    expect(problems).toEqual(['RecordInvalid collections/extra.yaml:3 descripton: unknown field (check its spelling)']);
+    expect(problems).toEqual(['RecordInvalid collections/extra.yaml:3 descripton: unknown field (did you mean "description"?)']);
+  });
+
+  it('suggests the field or slug a misspelt one most likely meant, and only when one is close', async () => {
+    const problems = await problemsOf({
+      'collections/extra.yaml': 'slug: extra\nname: Extra\nzzz: far from every field\n',
+      'datasets/geonames/typo.yaml': [
+        'slug: typo', 'collection: geonams', 'name: Typo', 'files:', '  - slug: t', '    name: T', '    formats:',
+        '      - format: geoparquet', '        sources:', '          - version: 1', '            path: geonames/megacities/3.1.0/megacities.parquet', '',
+      ].join('\n'),
+    });
+    expect(problems).toEqual([
+      'RecordInvalid collections/extra.yaml:3 zzz: unknown field (check its spelling)',
+      'DanglingReference datasets/geonames/typo.yaml:2 collection: collection "geonams" does not exist (no record under collections/ has that slug) (did you mean "geonames"?)',
+    ]);
+  });
+
+  it('reports record problems and data problems of one catalog in one pass, and writes nothing', async () => {
+    const junk = join(await makeTempDir(), 'notes.parquet');
+    await writeFile(junk, 'a text file with a .parquet name\n');
+    const { config } = await makeTempCatalog({
+      'formats.yaml': '- slug: geoparquet\n  format_type: geoparquet\n  name: GeoParquet\n',
+      'collections/notes.yaml': 'slug: notes\nname: Notes\ntitel: misspelt\n',
+      'datasets/notes.yaml': ['slug: notes', 'collection: maps', 'name: Notes', 'files:', '  - slug: notes', '    name: Notes', '    formats:', '      - format: geoparquet', '        sources:', '          - version: 1', '            path: notes.parquet', ''].join('\n'),
+    }, { 'notes.parquet': junk });
+    const problems = (await buildError(config)).issues.map((issue) => `${issue.code} ${issue.source}:${issue.line} ${issue.path}`);
+    expect(problems).toEqual([
+      'RecordInvalid collections/notes.yaml:3 titel',
+      'UnreadableDataFile datasets/notes.yaml:11 files[0].formats[0].sources[0].path',
+    ]);
+    await expect(stat(config.distDir)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('lets sources leave out the storage location while the catalog has one, and names the choices when it has more', async () => {
+    const one = '- slug: our-files\n  name: Our files\n  backend_type: http\n  base_url: "{storage_base_url}"\n';
+    const record = ['slug: megacities', 'collection: maps', 'name: Megacities', 'files:', '  - slug: megacities', '    name: Megacities', '    formats:', '      - format: geoparquet', '        sources:', '          - version: 1', '            path: megacities.parquet', ''].join('\n');
+    const formats = '- slug: geoparquet\n  format_type: geoparquet\n  name: GeoParquet\n';
+    const data = { 'megacities.parquet': join(ROOT, 'catalog-data/data/geonames/megacities/3.1.0/megacities.parquet') };
+    const single = await makeTempCatalog({ 'storage-locations.yaml': one, 'formats.yaml': formats, 'datasets/megacities.yaml': record }, data);
+    await buildCatalog({ config: single.config });
+    const file = JSON.parse(await readFile(join(single.config.distDir, 'api/collections/maps/datasets/megacities/files/megacities/index.json'), 'utf8'));
+    expect(file.file.formats[0].sources[0].storage_location.slug).toBe('our-files');
+    expect(file.file.formats[0].sources[0].source_metadata.feature_count).toBeGreaterThan(10);
+
+    const two = await makeTempCatalog({ 'storage-locations.yaml': `${one}- slug: archive\n  name: Archive\n  backend_type: http\n  base_url: https://archive.example.org\n`, 'formats.yaml': formats, 'datasets/megacities.yaml': record }, data);
+    const problems = (await buildError(two.config)).issues.map((issue) => `${issue.code} ${issue.source}:${issue.line} ${issue.path}: ${issue.message}`);
+    expect(problems).toEqual(['NoStorageLocation datasets/megacities.yaml:10 files[0].formats[0].sources[0]: no storage_location, and storage-locations.yaml defines 2: our-files, archive']);
   });
 
   it('reports a missing data file at the line of its path', async () => {
@@ -60,7 +106,7 @@ describe('record validation', () => {
       ].join('\n'),
     });
     const { dataDir } = await makeTestConfig();
-    expect(problems).toEqual([`MissingDataFile datasets/geonames/ghost.yaml:11 files.0.formats.0.sources.0.path: no file "geonames/ghost.parquet" in the data folder ${dataDir} (GEOSHELF_DATA_DIR)`]);
+    expect(problems).toEqual([`MissingDataFile datasets/geonames/ghost.yaml:11 files[0].formats[0].sources[0].path: no file "geonames/ghost.parquet" in the data folder ${dataDir} (GEOSHELF_DATA_DIR)`]);
   });
 
   it('refuses source paths that lead out of the data folder, each at its line, and reads none of them', async () => {
@@ -72,7 +118,7 @@ describe('record validation', () => {
         '',
       ].join('\n'),
     });
-    expect(problems).toEqual(paths.map((path, index) => `PathOutsideStorage datasets/geonames/escape.yaml:${11 + index * 7} files.${index}.formats.0.sources.0.path: "${path}" leads out of its storage location; give a path inside it, without "..", "." or empty segments, a leading "/" or "\\"`));
+    expect(problems).toEqual(paths.map((path, index) => `PathOutsideStorage datasets/geonames/escape.yaml:${11 + index * 7} files[${index}].formats[0].sources[0].path: "${path}" leads out of its storage location; give a path inside it, without "..", "." or empty segments, a leading "/" or "\\"`));
   });
 
   it('rejects a dataset slug that collides with the tags route', async () => {
@@ -98,7 +144,7 @@ describe('record validation', () => {
     await writeFile(path, (await readFile(path, 'utf8')).replace('      population: >-', '      populaton: >-'));
     const issues = (await buildError(config)).issues;
     expect(issues.map((issue) => `${issue.code} ${issue.source}:${issue.line}`)).toEqual(['UnknownColumn datasets/geonames/megacities.yaml:43']);
-    expect(issues[0]!.message).toContain('no column "populaton"');
+    expect(issues[0]!.message).toContain('no column "populaton" (did you mean "population"?)');
   });
 
   it('warns about data columns that have no description', async () => {

@@ -85,7 +85,7 @@ describe('a shapefile source', () => {
     const before = await snapshotTree(config.distDir);
     await rm(join(dataDir, 'places/cities.shx'));
     const { issues } = await failedBuild(config);
-    expect(issues.map((issue) => `${issue.code} ${issue.source}:${issue.line} ${issue.path}`)).toEqual(['IncompleteShapefile datasets/places.yaml:11 files.0.formats.0.sources.0.path']);
+    expect(issues.map((issue) => `${issue.code} ${issue.source}:${issue.line} ${issue.path}`)).toEqual(['IncompleteShapefile datasets/places.yaml:11 files[0].formats[0].sources[0].path']);
     expect(issues[0]!.message).toContain('"places/cities.shp" has no .shx beside it');
     const after = await snapshotTree(config.distDir);
     expect([...after.keys()].sort()).toEqual([...before.keys()].sort());

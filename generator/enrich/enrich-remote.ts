@@ -191,7 +191,7 @@ export async function enrichRemoteSources(model: CatalogModel, remoteFiles: Remo
     } catch (error) {
       if (!(error instanceof RemoteReadError)) throw error;
       const line = remote.line();
-      result.issues.push({ code: 'UnreadableDataFile', source: remote.source, ...(line ? { line } : {}), path: 'path', message: `"${remote.path}" in storage location "${remote.location.slug}" cannot be read: ${error.message}` });
+      result.issues.push({ code: 'UnreadableDataFile', source: remote.source, ...(line ? { line } : {}), path: remote.field, message: `"${remote.path}" in storage location "${remote.location.slug}" cannot be read: ${error.message}` });
     }
   };
 

@@ -11,6 +11,7 @@ import { DataCache } from './data-cache.ts';
 import { DATA_FACTS_VERSION, type DataFacts } from './inspect-data-file.ts';
 import { INSPECTORS, MULTI_FILE } from './inspectors.ts';
 import { applyFacts, applyPmTilesInfo, storedFacts } from './apply-facts.ts';
+import { didYouMean } from '../../core/suggest.ts';
 import { listSourceFiles } from '../../runtime/source-files.ts';
 import { createProgress, type ProgressReporter } from './progress.ts';
 import { makeTwins } from '../tiles/twins.ts';
@@ -120,7 +121,7 @@ async function readFacts(model: CatalogModel, targets: Target[], context: ReadCo
         const reason = (error as Error).message.split('\n')[0]?.replaceAll(target.path, target.relative);
         const local = target.sources[0]!.local;
         const line = local.line();
-        issues.push({ code: 'UnreadableDataFile', source: local.source, ...(line ? { line } : {}), path: 'path', message: `"${target.relative}" cannot be read as ${target.formatType}: ${reason}` });
+        issues.push({ code: 'UnreadableDataFile', source: local.source, ...(line ? { line } : {}), path: local.field, message: `"${target.relative}" cannot be read as ${target.formatType}: ${reason}` });
         continue;
       }
       filesRead++;
@@ -170,7 +171,7 @@ async function checkPmTiles(target: Target, issues: BuildIssue[]): Promise<void>
     const local = target.sources[0]!.local;
     const line = local.line();
     const reason = error instanceof PmTilesFormatError ? error.reason : (error as Error).message.split('\n')[0]?.replaceAll(target.path, target.relative);
-    issues.push({ code: 'UnreadablePmTiles', source: local.source, ...(line ? { line } : {}), path: 'path', message: `"${target.relative}" is not a readable PMTiles archive: ${reason}` });
+    issues.push({ code: 'UnreadablePmTiles', source: local.source, ...(line ? { line } : {}), path: local.field, message: `"${target.relative}" is not a readable PMTiles archive: ${reason}` });
   }
 }
 
@@ -207,7 +208,7 @@ function checkColumnDescriptions(model: CatalogModel, fileOrigins: Map<number, F
           const line = origin?.locateColumn(name);
           issues.push({
             code: 'UnknownColumn', source: origin?.source ?? '', ...(line ? { line } : {}), path: `columns.${name}`,
-            message: `file "${file.slug}" has no column "${name}"; its data has ${[...columns].join(', ')}`,
+            message: `file "${file.slug}" has no column "${name}"${didYouMean(name, columns)}; its data has ${[...columns].join(', ')}`,
           });
         }
         const missing = [...columns].filter((name) => !(name in file.column_descriptions));

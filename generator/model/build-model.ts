@@ -1,11 +1,13 @@
 import type { CatalogModel, CollectionModel, DatasetModel, FileModel, FormatModel, SourceModel, StorageLocationModel } from '../../core/model.ts';
 import { compareVersionsNewestFirst } from '../../core/versions.ts';
 import { REMOTE_BACKENDS, RESERVED_COLLECTION_SLUGS, RESERVED_DATASET_SLUGS } from '../../core/constants.ts';
+import { didYouMean } from '../../core/suggest.ts';
 import { foldText } from '../../core/text.ts';
 import type { DatasetRecord, FileRecord } from '../../schemas/records/dataset-record.ts';
 import type { BuildErrorCode, BuildIssue } from '../errors.ts';
 import { locateField, type Located, type ParsedRecords, type RecordOrigin } from '../parse/parse-records.ts';
 import type { IdAllocator } from './ledger.ts';
+import { formatPath } from '../../schemas/parse.ts';
 
 /** What the model stage needs besides the records. */
 export interface BuildModelOptions {
@@ -28,8 +30,9 @@ export interface RemoteDataFile {
   sourceId: number;
   path: string;
   location: StorageLocationModel;
-  /** The record file of the source, and the line of its `path`, for error messages. */
+  /** The record file of the source, the field of its `path` and that field's line, for error messages. */
   source: string;
+  field: string;
   line: () => number | undefined;
   /** For a PMTiles twin expected beside a remote GeoParquet file (`LocalDataFile.twinOf`), that file's path. */
   twinOf?: string;
@@ -39,8 +42,9 @@ export interface RemoteDataFile {
 export interface LocalDataFile {
   sourceId: number;
   path: string;
-  /** The record file of the source, for error messages. */
+  /** The record file of the source, and the field of its `path` (`files[0].formats[0].sources[0].path`), for error messages. */
   source: string;
+  field: string;
   /** The line of the source's `path`; computed only when a message needs it, as it parses the record again. */
   line: () => number | undefined;
   /**
@@ -60,7 +64,7 @@ export function buildModel(records: ParsedRecords, options: BuildModelOptions): 
   const issues: BuildIssue[] = [];
   const report = (code: BuildErrorCode, origin: RecordOrigin, path: PropertyKey[], message: string) => {
     const line = locateField(origin, path);
-    issues.push({ code, source: origin.source, ...(line === undefined ? {} : { line }), path: path.map(String).join('.'), message });
+    issues.push({ code, source: origin.source, ...(line === undefined ? {} : { line }), path: path.length === 0 ? '' : formatPath(path), message });
   };
   const unique = <T extends { slug: string }>(items: Located<T>[], scope: string) => {
     const seen = new Map<string, RecordOrigin>();
@@ -127,7 +131,7 @@ export function buildModel(records: ParsedRecords, options: BuildModelOptions): 
     const collection = collections.get(record.collection);
     if (!collection) {
       if (!records.brokenSlugs.has(`collection:${record.collection}`)) {
-        report('DanglingReference', origin, ['collection'], `collection "${record.collection}" does not exist (no record under collections/ has that slug)`);
+        report('DanglingReference', origin, ['collection'], `collection "${record.collection}" does not exist (no record under collections/ has that slug)${didYouMean(record.collection, collections.keys())}`);
       }
       continue;
     }
@@ -216,7 +220,7 @@ function resolveFile(record: FileRecord, fileIndex: number, key: string, dataset
     const format = context.formats.get(entry.format);
     if (!format) {
       if (!context.brokenSlugs.has(`format:${entry.format}`)) {
-        context.report('DanglingReference', context.origin, at('formats', formatIndex, 'format'), `format "${entry.format}" is not defined in formats.yaml`);
+        context.report('DanglingReference', context.origin, at('formats', formatIndex, 'format'), `format "${entry.format}" is not defined in formats.yaml${didYouMean(entry.format, context.formats.keys())}`);
       }
       return;
     }
@@ -233,10 +237,17 @@ function resolveFile(record: FileRecord, fileIndex: number, key: string, dataset
         context.report('DuplicateSlug', context.origin, [...path, 'version'], `version "${source.version}" of format "${entry.format}" appears twice`);
         return;
       }
-      const location = context.storage.get(source.storage_location);
+      // With one storage location, a source may leave it out: a steward's catalog of one folder or one bucket.
+      const slug = source.storage_location ?? (context.storage.size === 1 ? [...context.storage.keys()][0]! : undefined);
+      if (slug === undefined) {
+        const known = [...context.storage.keys()];
+        context.report('NoStorageLocation', context.origin, path, `no storage_location, and storage-locations.yaml defines ${known.length === 0 ? 'none' : `${known.length}: ${known.join(', ')}`}`);
+        return;
+      }
+      const location = context.storage.get(slug);
       if (!location) {
-        if (!context.brokenSlugs.has(`storage_location:${source.storage_location}`)) {
-          context.report('DanglingReference', context.origin, [...path, 'storage_location'], `storage location "${source.storage_location}" is not defined in storage-locations.yaml`);
+        if (!context.brokenSlugs.has(`storage_location:${slug}`)) {
+          context.report('DanglingReference', context.origin, [...path, 'storage_location'], `storage location "${slug}" is not defined in storage-locations.yaml${didYouMean(slug, context.storage.keys())}`);
         }
         return;
       }
@@ -244,7 +255,8 @@ function resolveFile(record: FileRecord, fileIndex: number, key: string, dataset
         context.report('PathOutsideStorage', context.origin, [...path, 'path'], `"${source.path}" leads out of its storage location; give a path inside it, without "..", "." or empty segments, a leading "/" or "\\"`);
         return;
       }
-      if (source.path !== undefined && location.local) checkLocalFile(source.path, format.format_type, [...path, 'path'], context);
+      // A source whose file is missing stays in the model for the other checks, but no stage reads its data.
+      const readable = source.path !== undefined && location.local && checkLocalFile(source.path, format.format_type, [...path, 'path'], context);
       const { id: sourceId, created_at: sourceCreated } = context.ids.assign('source', `${key}/${sourceKey}`);
       sourceIds.set(sourceKey, sourceId);
       const model: SourceModel = {
@@ -258,14 +270,14 @@ function resolveFile(record: FileRecord, fileIndex: number, key: string, dataset
         created_at: sourceCreated, updated_at: source.updated_at ?? sourceCreated,
         metadata: source.api ? null : { version: source.version, description: source.description ?? null, mime_type: format.mime_type ?? null },
       };
-      if (source.path !== undefined && location.local) {
+      if (readable) {
         const origin = context.origin;
-        const local: LocalDataFile = { sourceId, path: source.path, source: origin.source, line: () => locateField(origin, [...path, 'path']) };
+        const local: LocalDataFile = { sourceId, path: source.path!, source: origin.source, field: formatPath([...path, 'path']), line: () => locateField(origin, [...path, 'path']) };
         context.localFiles.push(local);
         dataFiles.set(sourceId, local);
-      } else if (source.path !== undefined && REMOTE_BACKENDS.has(location.model.backend_type)) {
+      } else if (source.path !== undefined && !location.local && REMOTE_BACKENDS.has(location.model.backend_type)) {
         const origin = context.origin;
-        const remote: RemoteDataFile = { sourceId, path: source.path, location: location.model, source: origin.source, line: () => locateField(origin, [...path, 'path']) };
+        const remote: RemoteDataFile = { sourceId, path: source.path, location: location.model, source: origin.source, field: formatPath([...path, 'path']), line: () => locateField(origin, [...path, 'path']) };
         context.remoteFiles.push(remote);
         dataFiles.set(sourceId, remote);
       }
@@ -296,26 +308,28 @@ const REQUIRED_SHAPEFILE_PARTS = ['.shx', '.dbf'];
 /**
  * Checks that a local source's data is in the data folder: a file, or for a File Geodatabase a folder with
  * files in it; and that a shapefile has the sidecars it cannot be read without (any case, as GDAL finds them).
+ * Reports what is wrong and answers whether the data can be read.
  */
-function checkLocalFile(path: string, formatType: string, at: PropertyKey[], context: ResolveContext): void {
+function checkLocalFile(path: string, formatType: string, at: PropertyKey[], context: ResolveContext): boolean {
   const files = context.options.dataFiles;
   const folderName = context.options.dataDir ? `the data folder ${context.options.dataDir} (GEOSHELF_DATA_DIR)` : 'the data folder';
   if (formatType === 'file_geodatabase') {
     const folder = `${path}/`;
-    if (![...files].some((file) => file.startsWith(folder))) context.report('MissingDataFile', context.origin, at, `no folder "${path}" with files in it in ${folderName}`);
-    return;
+    if ([...files].some((file) => file.startsWith(folder))) return true;
+    context.report('MissingDataFile', context.origin, at, `no folder "${path}" with files in it in ${folderName}`);
+    return false;
   }
   if (!files.has(path)) {
     context.report('MissingDataFile', context.origin, at, `no file "${path}" in ${folderName}`);
-    return;
+    return false;
   }
-  if (formatType !== 'shapefile') return;
+  if (formatType !== 'shapefile') return true;
   const stem = path.replace(/\.shp$/i, '').toLowerCase();
   const lower = context.lowerDataFiles();
   const missing = REQUIRED_SHAPEFILE_PARTS.filter((part) => !lower.has(`${stem}${part}`));
-  if (missing.length > 0) {
-    context.report('IncompleteShapefile', context.origin, at, `"${path}" has no ${missing.join(' and no ')} beside it; a shapefile is read with its ${REQUIRED_SHAPEFILE_PARTS.join(' and ')}`);
-  }
+  if (missing.length === 0) return true;
+  context.report('IncompleteShapefile', context.origin, at, `"${path}" has no ${missing.join(' and no ')} beside it; a shapefile is read with its ${REQUIRED_SHAPEFILE_PARTS.join(' and ')}`);
+  return false;
 }
 
 /**
@@ -366,7 +380,7 @@ function addTwins(file: FileModel, key: string, dataFiles: Map<number, LocalData
         references_source_id: source.id, created_at: source.created_at, updated_at: source.updated_at,
         metadata: { version: source.version, description: TWIN_DESCRIPTION, mime_type: format.mime_type ?? null },
       });
-      const twin = { sourceId: id, path, source: data.source, line: data.line, twinOf: data.path };
+      const twin = { sourceId: id, path, source: data.source, field: data.field, line: data.line, twinOf: data.path };
       if ('location' in data) context.remoteFiles.push({ ...twin, location: data.location });
       else context.localFiles.push(twin);
     }

@@ -84,7 +84,7 @@ async function makeTwin(twin: LocalDataFile, name: string, options: TwinStageOpt
   if (current === null && (await exists(target))) {
     const line = twin.line();
     result.issues.push({
-      code: 'TwinPathTaken', source: twin.source, ...(line ? { line } : {}), path: 'path',
+      code: 'TwinPathTaken', source: twin.source, ...(line ? { line } : {}), path: twin.field,
       message: `"${twin.path}" is where the build puts the PMTiles twin of "${twin.twinOf}", but it holds a file geoshelf did not make`,
     });
     return 'taken';

@@ -13,7 +13,7 @@ export const SourceRecordSchema = z
     version: RecordVersionSchema,
     path: z.string().min(1).optional().describe('Path of the file under its storage location; required unless `api` is given.'),
     api: z.strictObject({ url: z.url(), method: z.string().min(1).optional() }).optional().describe('An API that serves this data.'),
-    storage_location: RecordSlugSchema.default('sample-data').describe('Slug of the storage location; sample-data by default.'),
+    storage_location: RecordSlugSchema.optional().describe('Slug of the storage location; may be left out while storage-locations.yaml defines exactly one.'),
     description: ProseSchema.optional().describe('What this version holds or changed.'),
     references: z
       .string()

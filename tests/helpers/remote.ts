@@ -10,10 +10,10 @@ export const CAPITALS = join(ROOT, 'catalog-data/data/geonames/national-capitals
 /** The bucket remote sources live in. */
 export const BUCKET = 'remote-data';
 
-/** A file record with one GeoParquet source at `path` in `location`. */
+/** A file record with one GeoParquet source at `path` in `location` (the data folder's `sample-data` by default). */
 export const fileRecord = (slug: string, location: string | undefined, path: string) => [
   `  - slug: ${slug}`, `    name: ${slug}`, '    formats:', '      - format: geoparquet', '        sources:', '          - version: 1',
-  ...(location ? [`            storage_location: ${location}`] : []), `            path: ${path}`,
+  `            storage_location: ${location ?? 'sample-data'}`, `            path: ${path}`,
 ];
 
 /**
