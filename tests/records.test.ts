@@ -153,7 +153,19 @@ describe('record validation', () => {
     const text = await readFile(path, 'utf8');
     await writeFile(path, text.replace(/      population: >-\n(        .*\n)+/, ''));
     const result = await buildCatalog({ config });
-    expect(result.warnings).toEqual(['datasets/geonames/megacities.yaml: file "megacities" has no description for column population']);
+    expect(result.warnings).toEqual(['1 column of 1 file has no description: datasets/geonames/megacities.yaml file "megacities" (population)']);
+  });
+
+  it('warns once about every undescribed column, with a count, and never about the geometry or its bbox covering', async () => {
+    const capitals = join(ROOT, 'catalog-data/data/geonames/cities/3.1.0/cities-100000.parquet');
+    const file = (slug: string) => [`  - slug: ${slug}`, `    name: ${slug}`, '    formats:', '      - format: geoparquet', '        sources:', '          - version: 1', `            path: ${slug}.parquet`];
+    const { config } = await makeTempCatalog({
+      'formats.yaml': '- slug: geoparquet\n  format_type: geoparquet\n  name: GeoParquet\n',
+      'datasets/capitals.yaml': ['slug: capitals', 'collection: maps', 'name: Capitals', 'files:', ...file('a'), ...file('b'), ''].join('\n'),
+    }, { 'a.parquet': capitals, 'b.parquet': capitals });
+    const result = await buildCatalog({ config });
+    const columns = ['city_id', 'name', 'alt_country', 'country', 'feature_code', 'admin_code', 'population', 'municipality'];
+    expect(result.warnings).toEqual([`16 columns of 2 files have no description: ${['a', 'b'].map((slug) => `datasets/capitals.yaml file "${slug}" (${columns.join(', ')})`).join('; ')}`]);
   });
 
   it('reads JSON records with line numbers too', async () => {

@@ -191,11 +191,18 @@ function groupTargets(model: CatalogModel, localFiles: LocalDataFile[], dataDir:
   return [...targets.values()];
 }
 
+/** Undescribed files named in the warning; the rest are counted. */
+const UNDESCRIBED_NAMED = 5;
+
 /**
  * Compares steward descriptions with the columns the data really has, across every version of a file: a
- * description of a missing column fails the build; a column without a description is a warning.
+ * description of a missing column fails the build; columns without a description are one warning for the whole
+ * catalog, with a count, naming the first files. The geometry column and a bbox covering describe themselves
+ * (GeoParquet says what they are), so they need none.
  */
 function checkColumnDescriptions(model: CatalogModel, fileOrigins: Map<number, FileOrigin>, issues: BuildIssue[], warnings: string[]): void {
+  const undescribed: string[] = [];
+  let count = 0;
   for (const collection of model.collections) {
     for (const dataset of collection.datasets) {
       for (const file of dataset.files) {
@@ -211,9 +218,22 @@ function checkColumnDescriptions(model: CatalogModel, fileOrigins: Map<number, F
             message: `file "${file.slug}" has no column "${name}"${didYouMean(name, columns)}; its data has ${[...columns].join(', ')}`,
           });
         }
-        const missing = [...columns].filter((name) => !(name in file.column_descriptions));
-        if (missing.length > 0) warnings.push(`${origin?.source ?? dataset.slug}: file "${file.slug}" has no description for column${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`);
+        const selfDescribing = new Set(described.flatMap(selfDescribingColumns));
+        const missing = [...columns].filter((name) => !(name in file.column_descriptions) && !selfDescribing.has(name));
+        if (missing.length === 0) continue;
+        count += missing.length;
+        undescribed.push(`${origin?.source ?? dataset.slug} file "${file.slug}" (${missing.join(', ')})`);
       }
     }
   }
+  if (undescribed.length === 0) return;
+  const more = undescribed.length > UNDESCRIBED_NAMED ? `; and ${undescribed.length - UNDESCRIBED_NAMED} more files` : '';
+  warnings.push(`${count} column${count === 1 ? '' : 's'} of ${undescribed.length} file${undescribed.length === 1 ? '' : 's'} ${count === 1 ? 'has' : 'have'} no description: ${undescribed.slice(0, UNDESCRIBED_NAMED).join('; ')}${more}`);
+}
+
+/** The columns of a source that need no description: its geometry column, and its bbox covering (a struct). */
+function selfDescribingColumns(source: SourceModel): string[] {
+  const geometry = source.stored?.geometry_column;
+  const covering = source.metadata?.columns?.some((column) => column.name === 'bbox' && column.type === 'struct');
+  return [...(geometry ? [geometry] : []), ...(covering ? ['bbox'] : [])];
 }
