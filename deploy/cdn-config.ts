@@ -1,18 +1,5 @@
-/** `npm run cdn`'s command line, and the values it fills docs/cdn-nginx.conf with. */
-import { parseArgs } from 'node:util';
+/** `geoshelf cdn`'s options (read by cli/serve-commands.ts), checked, and the values they fill docs/cdn-nginx.conf with. */
 import { fillPlaceholders } from '../scripts/nginx.ts';
-
-/** What `npm run cdn -- --help` prints. */
-export const CDN_USAGE = `npm run cdn -- --bucket-url URL --origin URL [--port N] [--host ADDRESS]
-
-Runs Debian's nginx with docs/cdn-nginx.conf, the edge configuration to copy, in front of a published tree.
-  --bucket-url URL   the tree's HTTP address in its bucket, prefix included, read anonymously:
-                     http://127.0.0.1:9000/site/v1 (path style) or https://my-bucket.s3.eu-west-1.amazonaws.com/v1
-  --origin URL       the geoshelf server (npm run serve) for what the bucket cannot answer: http://127.0.0.1:3000
-  --port N           the port the edge listens on (default 8088)
-  --host ADDRESS     the address it listens on (default 127.0.0.1; 0.0.0.0 for every interface)
-Build the tree with GEOSHELF_BASE_URL set to the edge's URL, so that its links point at the edge.
-SIGINT or SIGTERM stops nginx and removes its scratch folder.`;
 
 /** A parsed command line, with the addresses the template needs. */
 export interface CdnOptions {
@@ -58,25 +45,20 @@ function describeServer(url: URL): { scheme: string; server: string; host: strin
   return { scheme, server: `${url.hostname}:${url.port || (scheme === 'https' ? '443' : '80')}`, host: url.host };
 }
 
-function readOptions(argv: string[]) {
-  try {
-    return parseArgs({
-      args: argv,
-      options: { 'bucket-url': { type: 'string' }, origin: { type: 'string' }, port: { type: 'string', default: '8088' }, host: { type: 'string', default: '127.0.0.1' } },
-    });
-  } catch (error) {
-    // node's message goes on about argument terminators; its first sentence names the option.
-    throw new Error(`${(error as Error).message.split('. ')[0]}; npm run cdn -- --help lists the options`);
-  }
+/** The options of `geoshelf cdn` as given. */
+export interface CdnFlags {
+  bucketUrl?: string;
+  origin?: string;
+  port: string;
+  host: string;
 }
 
 /**
- * Reads --bucket-url, --origin, --port and --host; throws a one-line error for anything it cannot use.
- * @example parseCdnArgs(['--bucket-url', 'http://127.0.0.1:9000/site/v1', '--origin', 'http://127.0.0.1:3000'])
+ * Checks --bucket-url, --origin, --port and --host; throws a one-line error for anything it cannot use.
+ * @example resolveCdnOptions({ bucketUrl: 'http://127.0.0.1:9000/site/v1', origin: 'http://127.0.0.1:3000', port: '8088', host: '127.0.0.1' })
  */
-export function parseCdnArgs(argv: string[]): CdnOptions {
-  const { values } = readOptions(argv);
-  const bucket = parseHttpUrl('bucket-url', values['bucket-url'], 'http://127.0.0.1:9000/site/v1');
+export function resolveCdnOptions(values: CdnFlags): CdnOptions {
+  const bucket = parseHttpUrl('bucket-url', values.bucketUrl, 'http://127.0.0.1:9000/site/v1');
   const origin = parseHttpUrl('origin', values.origin, 'http://127.0.0.1:3000');
   if (origin.pathname !== '/') throw new Error('--origin must be a server\'s address without a path, such as http://127.0.0.1:3000: the edge forwards paths as they come');
   const prefix = decodeSafely(bucket.pathname)?.replace(/\/+$/, '');

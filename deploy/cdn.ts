@@ -1,7 +1,8 @@
 /**
  * `npm run cdn`: a CDN stand-in. Debian's nginx runs docs/cdn-nginx.conf, the edge configuration users copy, in
  * front of a bucket holding a published tree and a geoshelf server (the origin) for what the bucket cannot answer.
- * It prints its URL, and SIGINT or SIGTERM stops nginx and removes its scratch folder.
+ * It prints its URL, and SIGINT or SIGTERM stops nginx and removes its scratch folder. `geoshelf cdn`
+ * (cli/serve-commands.ts) reads the command line; `node deploy/cdn.ts` runs `geoshelf cdn`.
  *
  * @example npm run cdn -- --bucket-url http://127.0.0.1:9000/site/v1 --origin http://127.0.0.1:3000
  * @example npm run cdn -- --bucket-url https://my-bucket.s3.eu-west-1.amazonaws.com/v1 --origin https://query.example.org --port 8088
@@ -14,7 +15,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hasCommand, NGINX_MISSING, readLogTail, startNginx } from '../scripts/nginx.ts';
 import { exited, prefixOutput, stopWhenOrphaned, waitForAnswer } from '../scripts/processes.ts';
-import { parseCdnArgs, renderCdnConf, CDN_USAGE, type CdnOptions } from './cdn-config.ts';
+import { EXIT } from '../cli/exit-codes.ts';
+import { runAsGeoshelf } from '../cli/run-as-geoshelf.ts';
+import { renderCdnConf, type CdnOptions } from './cdn-config.ts';
 
 /** The edge configuration users copy; `npm run cdn` renders it rather than holding a second one. */
 export const CDN_TEMPLATE = new URL('../docs/cdn-nginx.conf', import.meta.url);
@@ -97,18 +100,20 @@ async function checkPortFree(listen: string): Promise<void> {
   });
 }
 
-async function main(): Promise<void> {
-  const argv = process.argv.slice(2);
-  if (argv.includes('--help') || argv.includes('-h')) return console.log(CDN_USAGE);
-  const options = parseCdnArgs(argv);
-  if (!hasCommand('nginx')) throw new Error(NGINX_MISSING);
-  await checkPortFree(options.values.listen!);
-  await runCdn(options);
+/**
+ * Runs the edge: resolves with 0 once nginx answers (the process then runs until a signal). When it cannot start
+ * (no nginx, the port taken, nginx not answering), it says why and exits 1, which stops an nginx already started.
+ */
+export async function startCdn(options: CdnOptions): Promise<number> {
+  try {
+    if (!hasCommand('nginx')) throw new Error(NGINX_MISSING);
+    await checkPortFree(options.values.listen!);
+    await runCdn(options);
+    return EXIT.ok;
+  } catch (error) {
+    console.error(`✖ ${(error as Error).message}`);
+    process.exit(EXIT.failed);
+  }
 }
 
-if (import.meta.main) {
-  await main().catch((error: Error) => {
-    console.error(`✖ ${error.message}`);
-    process.exit(1);
-  });
-}
+if (import.meta.main) runAsGeoshelf(['cdn']);

@@ -4,7 +4,8 @@
  * deletions, so a reader never sees a manifest that names a missing object; a publish that stops half way leaves
  * the old manifest, and a marker that makes the next run finish its work.
  *
- * `--data` publishes the data folder instead (deploy/publish-data.ts).
+ * `--data` publishes the data folder instead (deploy/publish-data.ts). `geoshelf publish` (cli/publish-command.ts)
+ * reads the command line; `node deploy/publish.ts` runs `geoshelf publish`.
  *
  * @example npm run publish -- s3://geoshelf-site/v1 --invalidations purge.json
  * @example AWS_ENDPOINT_URL=http://127.0.0.1:9000 npm run publish -- s3://site --dry-run
@@ -12,15 +13,12 @@
 import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { loadConfig } from '../runtime/config.ts';
+import { runAsGeoshelf } from '../cli/run-as-geoshelf.ts';
 import { serializeManifest, type Manifest } from '../runtime/manifest.ts';
-import { DATA_MANIFEST_KEY } from './data-plan.ts';
 import { ObjectStore, parseTarget } from './object-store.ts';
-import { publishData } from './publish-data.ts';
 import { invalidationsOf, MANIFEST_KEY, objectsOfEntry, planPublish, type PublishPlan } from './publish-plan.ts';
 import { PublishError, readPublishedTree } from './published-tree.ts';
-import { DEFAULT_CONCURRENCY, formatBytes, sumBytes, uploadAll } from './upload.ts';
+import { sumBytes, uploadAll } from './upload.ts';
 
 /** Written when a publish starts changing the bucket and removed when it ends: its presence means one stopped half way. */
 export const MARKER_KEY = '_geoshelf/publishing.json';
@@ -135,82 +133,4 @@ async function leftoverKeys(store: ObjectStore, manifest: Manifest, plan: Publis
   return [...new Set([...plan.remove, ...leftovers])].sort();
 }
 
-const USAGE = `Usage: npm run publish -- s3://BUCKET[/PREFIX] [--dry-run] [--invalidations FILE] [--all] [--concurrency N]
-       npm run publish -- --data s3://BUCKET[/PREFIX] [--dry-run] [--delete] [--all] [--concurrency N]
-
-Publishes the built tree (GEOSHELF_DIST_DIR) to an S3-compatible bucket, uploading only what changed since the
-manifest.json already there; with the default GEOSHELF_STORAGE_BASE_URL, the data files go under data/.
-With --data, publishes the data folder (GEOSHELF_DATA_DIR) instead, for a storage location with backend_type s3:
-each file under PREFIX/ at its path in the folder (names beginning with a dot are skipped), uploading only what
-changed since PREFIX/${DATA_MANIFEST_KEY}.
-Credentials and endpoint: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION (default us-east-1),
-AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL (a custom endpoint uses path-style addressing).
-
-  --data                 publish the data folder instead of the built tree
-  --delete               with --data: delete the objects of files the folder no longer has (without it they stay)
-  --dry-run              print what would be uploaded, deleted and purged; change nothing
-  --invalidations FILE   write the URL paths a CDN must purge, as a JSON array (not with --data)
-  --all                  upload every object, changed or not
-  --concurrency N        objects uploaded at once (default ${DEFAULT_CONCURRENCY})`;
-
-/** The flags of the command line, as parsed. */
-interface PublishFlags {
-  data?: boolean;
-  delete?: boolean;
-  'dry-run'?: boolean;
-  invalidations?: string;
-  all?: boolean;
-  concurrency?: string;
-  help?: boolean;
-}
-
-/** Runs the command line; resolves with the exit code. */
-export async function runPublishCli(argv: string[]): Promise<number> {
-  let values: PublishFlags;
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({
-      args: argv, allowPositionals: true,
-      options: { data: { type: 'boolean' }, delete: { type: 'boolean' }, 'dry-run': { type: 'boolean' }, invalidations: { type: 'string' }, all: { type: 'boolean' }, concurrency: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-    }));
-  } catch (error) {
-    console.error(`publish: ${(error as Error).message}\n\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) return console.log(USAGE), 0;
-  const concurrency = values.concurrency === undefined ? DEFAULT_CONCURRENCY : Number(values.concurrency);
-  const misuse = usageError(values, positionals, concurrency);
-  if (misuse) {
-    console.error(`publish: ${misuse}\n\n${USAGE}`);
-    return 2;
-  }
-  try {
-    const config = loadConfig();
-    const common = { dataDir: config.dataDir, cacheDir: config.cacheDir, cacheMaxAge: config.cacheMaxAge, target: positionals[0]!, concurrency, dryRun: values['dry-run'] ?? false, all: values.all ?? false };
-    const [would, did] = common.dryRun ? ['would upload', 'would delete'] : ['uploaded', 'deleted'];
-    if (values.data) {
-      const summary = await publishData({ ...common, delete: values.delete ?? false });
-      console.log(`${summary.dryRun ? 'Dry run: ' : ''}${would} ${summary.uploaded} objects (${formatBytes(summary.uploadedBytes)}), ${did} ${summary.deleted}, ${summary.unchanged} unchanged, ${summary.kept} kept (no longer in the folder), in ${summary.seconds.toFixed(1)} s`);
-      return 0;
-    }
-    const summary = await publish({ ...common, distDir: config.distDir, ...(values.invalidations ? { invalidations: values.invalidations } : {}) });
-    console.log(`${summary.dryRun ? 'Dry run: ' : ''}${would} ${summary.uploaded} objects (${formatBytes(summary.uploadedBytes)}), ${did} ${summary.deleted}, ${summary.unchanged} unchanged, ${summary.invalidations.length} URLs to purge, in ${summary.seconds.toFixed(1)} s`);
-    return 0;
-  } catch (error) {
-    if (error instanceof PublishError) console.error(`publish: ${error.message}`);
-    else console.error(`publish: ${(error as Error)?.message ?? String(error)}`);
-    return 1;
-  }
-}
-
-/** Why the arguments make no command, or undefined when they make one. */
-function usageError(values: PublishFlags, positionals: string[], concurrency: number): string | undefined {
-  if (positionals.length !== 1) return 'give one target, s3://BUCKET[/PREFIX]';
-  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) return '--concurrency must be a whole number from 1 to 64';
-  if (values.delete && !values.data) return '--delete goes with --data (a site publish always deletes what the new tree no longer has)';
-  // The URL of a data object is the storage location's base_url and the key, which only the catalog knows.
-  if (values.data && values.invalidations) return '--invalidations goes with the site publish, not with --data';
-  return undefined;
-}
-
-if (import.meta.main) process.exitCode = await runPublishCli(process.argv.slice(2));
+if (import.meta.main) runAsGeoshelf(['publish']);

@@ -4,6 +4,8 @@
  * any other. nginx runs from docs/nginx.conf, the configuration users copy, rendered into a scratch folder.
  * SIGHUP restarts the replicas one at a time; SIGINT or SIGTERM stops nginx, then the replicas, gracefully.
  *
+ * `geoshelf fleet` (cli/serve-commands.ts) reads the command line; `node scripts/fleet.ts` runs `geoshelf fleet`.
+ *
  * @example npm run fleet                              # 2 replicas, nginx on http://localhost:8080
  * @example npm run fleet -- --replicas 3 --port 9000 --no-build
  * @example kill -HUP <pid of the fleet>               # rolling restart
@@ -13,7 +15,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { EXIT } from '../cli/exit-codes.ts';
+import { runAsGeoshelf } from '../cli/run-as-geoshelf.ts';
 import { CATALOG_ROUTES, SERVICE_ROUTES } from '../core/api/catalog/routes.ts';
 import { loadConfig, SETTINGS } from '../runtime/config.ts';
 import { readManifestSync } from '../runtime/manifest.ts';
@@ -25,7 +28,8 @@ export { hasCommand };
 
 /** The nginx configuration users copy; the fleet renders it rather than holding a second one. */
 export const NGINX_TEMPLATE = new URL('../docs/nginx.conf', import.meta.url);
-const MAIN_SCRIPT = new URL('../server/main.ts', import.meta.url).pathname;
+/** Each replica is `geoshelf serve`. */
+const REPLICA_COMMAND = [new URL('../cli/geoshelf.ts', import.meta.url).pathname, 'serve'];
 const HEALTH_PATH = CATALOG_ROUTES.health.path;
 const READY_PATH = SERVICE_ROUTES.getReadiness.path;
 /** How often the fleet asks each replica whether it is ready. */
@@ -82,16 +86,6 @@ export function renderNginxConf(template: string, values: NginxValues): string {
     return values.replicas.map((address) => line.replaceAll('{{replica}}', address));
   });
   return fillPlaceholders(repeated.join('\n'), { listen: values.listen, cache_dir: values.cacheDir }, 'docs/nginx.conf');
-}
-
-/** Reads --replicas, --port and --no-build. */
-export function parseFleetArgs(argv: string[]): FleetOptions {
-  const { values } = parseArgs({ args: argv, options: { replicas: { type: 'string', default: '2' }, port: { type: 'string', default: '8080' }, 'no-build': { type: 'boolean', default: false } } });
-  const replicas = Number(values.replicas);
-  const port = Number(values.port);
-  if (!Number.isInteger(replicas) || replicas < 1 || replicas > 64) throw new Error('--replicas must be a whole number from 1 to 64');
-  if (!Number.isInteger(port) || port < 1 || port + replicas > 65535) throw new Error('--port must be a port number with room for the replicas after it');
-  return { replicas, port, build: !values['no-build'] };
 }
 
 /** Settings every replica shares, and where the proxy listens and is probed. */
@@ -260,7 +254,7 @@ class Fleet {
   async #startReplica(index: number): Promise<Replica> {
     if (this.#stopping) throw new Error('the fleet is stopping');
     const port = this.#plan.options.port + index;
-    const child = spawn(process.execPath, [MAIN_SCRIPT, '--no-build'], { env: { ...this.#plan.env, [SETTINGS.port.env]: String(port) }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], detached: true });
+    const child = spawn(process.execPath, REPLICA_COMMAND, { env: { ...this.#plan.env, [SETTINGS.port.env]: String(port) }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], detached: true });
     const replica: Replica = { index, port, child, up: false, stopping: false };
     prefixOutput(child, `replica ${index}`);
     child.once('exit', (code, signal) => {
@@ -297,23 +291,29 @@ async function planFleet(options: FleetOptions): Promise<FleetPlan> {
   return { options, env, baseUrl: config.baseUrl, listen: `${host}:${options.port}`, probeOrigin: `http://${probeHost}:${options.port}` };
 }
 
-async function main(): Promise<void> {
+/**
+ * Runs the fleet: resolves with 0 once nginx and the replicas are up (the process then runs until a signal). When it
+ * cannot start, it says why and ends with 1: at once without nginx, otherwise by exiting, which stops the replicas
+ * already started.
+ */
+export async function runFleet(options: FleetOptions): Promise<number> {
   if (!hasCommand('nginx')) {
     console.error(`✖ ${NGINX_MISSING}`);
-    process.exit(1);
+    return EXIT.failed;
   }
-  const fleet = new Fleet(await planFleet(parseFleetArgs(process.argv.slice(2))));
-  process.on('exit', () => fleet.killNginx());
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void fleet.stop(signal));
-  process.on('SIGHUP', () => void fleet.rollingRestart());
-  stopWhenOrphaned(() => void fleet.stop('the parent process exited'));
-  await fleet.start();
+  try {
+    const fleet = new Fleet(await planFleet(options));
+    process.on('exit', () => fleet.killNginx());
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void fleet.stop(signal));
+    process.on('SIGHUP', () => void fleet.rollingRestart());
+    stopWhenOrphaned(() => void fleet.stop('the parent process exited'));
+    await fleet.start();
+  } catch (error) {
+    console.error(`✖ ${(error as Error).message}`);
+    process.exit(EXIT.failed);
+  }
   console.log(`kill -HUP ${process.pid} restarts the replicas one at a time; Ctrl-C stops the fleet`);
+  return EXIT.ok;
 }
 
-if (import.meta.main) {
-  await main().catch((error: Error) => {
-    console.error(`✖ ${error.message}`);
-    process.exit(1);
-  });
-}
+if (import.meta.main) runAsGeoshelf(['fleet']);

@@ -1,25 +1,42 @@
 import type { Server } from 'srvx';
+import { EXIT } from '../cli/exit-codes.ts';
+import { runAsGeoshelf } from '../cli/run-as-geoshelf.ts';
 import { loadConfig, type Config } from '../runtime/config.ts';
 import { readManifestSync } from '../runtime/manifest.ts';
 import { buildCatalog } from '../generator/build.ts';
-import { printBuildError } from '../generator/cli.ts';
-import { createTerminalProgress } from '../generator/enrich/progress.ts';
+import { describeProgress, printBuildError } from '../generator/cli.ts';
 import { BuildError } from '../generator/errors.ts';
+import { InputError } from '../schemas/parse.ts';
 import { createServer, type GeoshelfServer } from './app.ts';
 import { countOpenRequests, drain, listen } from './listen.ts';
 
+/** What `geoshelf start` and `geoshelf serve` are asked for. */
+export interface ServeOptions {
+  /** Bring `dist/` up to date with the records first (`start`); false serves the tree as it is (`serve`). */
+  build: boolean;
+}
+
 /**
- * `npm start`: brings `dist/` up to date with the records (an incremental build, quick when nothing changed),
- * then serves the API, the data files and the query routes on one port. A failed build keeps serving the
- * previous tree when there is one. With `--no-build` (`npm run serve`) it serves the tree CI built, as a
- * production query service does.
+ * `geoshelf start` (`npm start`): brings `dist/` up to date with the records (an incremental build, quick when
+ * nothing changed), then serves the API, the data files and the query routes on one port. A failed build keeps
+ * serving the previous tree when there is one. `geoshelf serve` (`npm run serve`, `start --no-build`) serves the
+ * tree CI built, as a production query service does. Resolves with 0 once the server listens (the process then
+ * runs until a signal), or with 1 when there is nothing to serve. `node server/main.ts [--no-build]` runs
+ * `geoshelf start [--no-build]`.
  */
-async function main(): Promise<void> {
-  const config = loadConfig();
-  if (!process.argv.includes('--no-build')) await buildBeforeServing(config);
+export async function runServer(options: ServeOptions): Promise<number> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error;
+    console.error(`✖ ${error.message}`);
+    return EXIT.failed;
+  }
+  if (options.build) await buildBeforeServing(config);
   if (!readManifestSync(config.distDir)) {
     console.error(`✖ ${config.distDir} holds no build; run npm run build first, or npm start.`);
-    process.exit(1);
+    return EXIT.failed;
   }
   const geoshelf = createServer({ config, serveData: true, reloadIntervalMs: 2000 });
   const server = await listen(geoshelf, { port: config.port, hostname: config.host });
@@ -27,6 +44,7 @@ async function main(): Promise<void> {
   stopOnSignal((reason) => drainAndExit(reason, server, geoshelf, config.shutdownGraceMs));
   // The first readiness check warns about every source the data folder lacks, once, rather than each query.
   void geoshelf.readiness.current();
+  return EXIT.ok;
 }
 
 /**
@@ -68,8 +86,7 @@ async function drainAndExit(reason: string, server: Server, geoshelf: GeoshelfSe
 /** Builds incrementally; on record problems, prints them all and goes on with the previous tree, if any. */
 export async function buildBeforeServing(config: Config): Promise<void> {
   try {
-    const quiet = config.ci || !process.stdout.isTTY;
-    const result = await buildCatalog({ config, ...(quiet ? {} : { log: (line: string) => console.log(`  ${line}`), progress: createTerminalProgress(process.stdout) }) });
+    const result = await buildCatalog({ config, ...describeProgress(config) });
     console.log(`✔ catalog built: ${result.documents} documents (${result.written.length} written)`);
   } catch (error) {
     if (!(error instanceof BuildError)) throw error;
@@ -78,4 +95,4 @@ export async function buildBeforeServing(config: Config): Promise<void> {
   }
 }
 
-if (import.meta.main) await main();
+if (import.meta.main) runAsGeoshelf(['start']);

@@ -216,7 +216,8 @@ describe('publish errors are one clear line without secrets', () => {
   it('answers --help with the usage', async () => {
     const run = runScript(['deploy/publish.ts', '--help'], childEnvironment(config));
     expect(await run.exitCode()).toBe(0);
-    expect(run.output()).toMatch(/Usage: npm run publish -- s3:\/\/BUCKET\[\/PREFIX\]/);
+    expect(run.output()).toMatch(/^Usage: geoshelf publish \[options\] <target>$/m);
+    expect(run.output()).toMatch(/^ {2}target +s3:\/\/BUCKET\[\/PREFIX\]$/m);
   });
 });
 
