@@ -11,7 +11,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
+import { defineAddCommand } from './add-command.ts';
 import { defineCatalogCommands } from './catalog-commands.ts';
+import { defineConvertCommand } from './convert-command.ts';
 import type { Finish } from './command-line.ts';
 import { EXIT } from './exit-codes.ts';
 import { definePublishCommand } from './publish-command.ts';
@@ -36,11 +38,15 @@ export function createGeoshelfProgram(finish: Finish): Command {
     .helpCommand('help [command]', 'print the help of a command')
     .exitOverride()
     .showSuggestionAfterError()
+    // Options after a command are that command's: `geoshelf add … --version 2` is the sources' version, not geoshelf's.
+    .enablePositionalOptions()
     .showHelpAfterError('(add --help for the commands and their options)')
     .addHelpText('after', EPILOGUE);
   defineCatalogCommands(program, finish);
+  defineAddCommand(program, finish);
   defineServeCommands(program, finish);
   definePublishCommand(program, finish);
+  defineConvertCommand(program, finish);
   for (const command of program.commands) command.showHelpAfterError(`(geoshelf ${command.name()} --help lists its options)`);
   return program;
 }

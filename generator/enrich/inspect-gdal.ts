@@ -68,6 +68,21 @@ export async function inspectWithGdal(instance: DuckDBInstance, path: string, sc
   }
 }
 
+/** The names of the vector layers of a file GDAL opens (a File Geodatabase's, say), in GDAL's order. */
+export async function listGdalLayers(path: string): Promise<string[]> {
+  const module = await loadGdal();
+  const opened = await module.open(path).catch((errors: unknown) => {
+    throw new Error(describeGdalError(errors, 'GDAL cannot open it'));
+  });
+  const dataset = opened.datasets[0];
+  if (!dataset) throw new Error(describeGdalError(opened.errors, 'GDAL cannot open it'));
+  try {
+    return (dataset.info?.layers ?? []).map((layer) => layer.name);
+  } finally {
+    await module.close(dataset);
+  }
+}
+
 /** GDAL's first message, without its error number; `fallback` when it gave none. */
 function describeGdalError(errors: unknown, fallback: string): string {
   const first = (Array.isArray(errors) ? errors[0] : errors) as { message?: unknown } | undefined;

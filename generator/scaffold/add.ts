@@ -1,0 +1,297 @@
+/**
+ * `geoshelf add PATH…`: records for a steward's own data files, written from what the files say. Each data file
+ * in the data folder that no source names yet becomes a dataset (one file record per layer of a GeoPackage or
+ * File Geodatabase) in a collection, with its columns listed for description, its format and one source. The
+ * formats it needs are added to `formats.yaml`, a storage location for the data folder to
+ * `storage-locations.yaml` when there is none, and the collection's record when it is new. A record file that
+ * exists is never written: running it again adds only what is new.
+ */
+import { appendFile, mkdir, readdir, realpath, stat, writeFile } from 'node:fs/promises';
+import { basename, extname, join, relative, sep } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import type { DuckDBInstance } from '@duckdb/node-api';
+import { stringify } from 'yaml';
+import type { Config } from '../../runtime/config.ts';
+import { readRecordFiles } from '../load/read-records.ts';
+import { parseRecords } from '../parse/parse-records.ts';
+import { DataCache } from '../enrich/data-cache.ts';
+import { DATA_FACTS_VERSION, type DataFacts } from '../enrich/inspect-data-file.ts';
+import { INSPECTORS } from '../enrich/inspectors.ts';
+import { listGdalLayers } from '../enrich/inspect-gdal.ts';
+
+/** What a description still to be written says; the build counts these as undescribed. */
+export const TODO_DESCRIPTION = 'TODO: describe this column';
+
+/** The format each kind of data file is, by extension (a `.gdb` is a folder). */
+const FORMAT_BY_EXTENSION: Record<string, string> = {
+  '.parquet': 'geoparquet', '.geoparquet': 'geoparquet', '.geojson': 'geojson', '.shp': 'shapefile',
+  '.gpkg': 'geopackage', '.gdb': 'file_geodatabase', '.pmtiles': 'pmtiles',
+};
+
+/** The format records `add` writes when `formats.yaml` lacks a format of the type. */
+const FORMAT_RECORDS: Record<string, { slug: string; name: string; mime_type: string; description: string }> = {
+  geoparquet: { slug: 'geoparquet', name: 'GeoParquet 1.1', mime_type: 'application/vnd.apache.parquet', description: 'Columnar Parquet with GeoParquet metadata, for analysis in DuckDB, GeoPandas, GDAL or QGIS.' },
+  geojson: { slug: 'geojson', name: 'GeoJSON', mime_type: 'application/geo+json', description: 'RFC 7946 FeatureCollection, readable by almost every web map and GIS.' },
+  shapefile: { slug: 'shapefile', name: 'ESRI Shapefile', mime_type: 'application/x-esri-shape', description: 'A .shp with its sidecars; download them together through the source\'s download_zip link.' },
+  geopackage: { slug: 'geopackage', name: 'GeoPackage', mime_type: 'application/geopackage+sqlite3', description: 'OGC GeoPackage: one SQLite file that can hold several layers.' },
+  file_geodatabase: { slug: 'file-geodatabase', name: 'Esri File Geodatabase', mime_type: 'application/x-filegdb', description: 'An Esri .gdb folder of one or more layers, downloaded as one archive.' },
+  pmtiles: { slug: 'pmtiles', name: 'PMTiles v3', mime_type: 'application/vnd.pmtiles', description: 'Vector tiles in one archive that a web map reads from static hosting with range requests; geoshelf makes one beside each GeoParquet file.' },
+};
+
+/** What to add, and where from. */
+export interface AddOptions {
+  config: Config;
+  /** Files or folders inside the data folder (absolute, or relative to the working directory). */
+  paths: string[];
+  /** Slug of the collection the new datasets go in. */
+  collection: string;
+  /** Version of every new source; by default the date the file was last modified (YYYY-MM-DD). */
+  version?: string;
+  log?: (line: string) => void;
+}
+
+/** What `add` did: the record files it wrote (relative to the catalog folder), and the data it left alone and why. */
+export interface AddResult {
+  written: string[];
+  skipped: { path: string; reason: string }[];
+}
+
+/** Why `add` cannot run at all, in one line. */
+export class AddError extends Error {
+  override name = 'AddError';
+}
+
+/** One data file to describe. */
+interface DataFile {
+  /** Path inside the data folder, `/`-separated: the source's `path`. */
+  path: string;
+  formatType: string;
+  modified: Date;
+}
+
+/** Writes the records of every data file under `paths` that no source names yet. */
+export async function addRecords(options: AddOptions): Promise<AddResult> {
+  const { config } = options;
+  const log = options.log ?? (() => undefined);
+  const dataDir = await realpath(config.dataDir).catch(() => {
+    throw new AddError(`the data folder ${config.dataDir} does not exist (GEOSHELF_DATA_DIR): put the files in it, or point it at their folder`);
+  });
+  const result: AddResult = { written: [], skipped: [] };
+  const found = await findDataFiles(dataDir, options.paths, result);
+  // A steward starts from an empty folder, or from none.
+  await mkdir(config.catalogDir, { recursive: true });
+  const parsed = parseRecords(await readRecordFiles(config.catalogDir)).records;
+  const named = new Set(parsed.datasets.flatMap(({ record }) => record.files.flatMap((file) => file.formats.flatMap((format) => format.sources.map((source) => source.path)))));
+  const fresh = found.filter((file) => {
+    if (!named.has(file.path)) return true;
+    result.skipped.push({ path: file.path, reason: 'a source names it already' });
+    return false;
+  });
+  if (fresh.length === 0) return result;
+
+  const location = await ensureStorageLocation(config.catalogDir, parsed.storageLocations.map(({ record }) => record), result);
+  const formats = await ensureFormats(config.catalogDir, parsed.formats.map(({ record }) => record), fresh, result);
+  if (!parsed.collections.some(({ record }) => record.slug === options.collection)) {
+    await writeRecord(config.catalogDir, `collections/${options.collection}.yaml`, { slug: options.collection, name: titleOf(options.collection), description: 'TODO: what this collection gathers and where it comes from.' }, result);
+  }
+  const taken = new Set(parsed.datasets.filter(({ record }) => record.collection === options.collection).map(({ record }) => record.slug));
+  const cache = await DataCache.open<DataFacts>(config.cacheDir, 'data-facts.json', DATA_FACTS_VERSION);
+  let instance: DuckDBInstance | undefined;
+  const duckdb = async () => (instance ??= await (await import('@duckdb/node-api')).DuckDBInstance.create(':memory:', { threads: '2' }));
+  try {
+    for (const group of groupByStem(fresh)) {
+      const stem = basename(group[0]!.path, extname(group[0]!.path));
+      const slug = uniqueSlug(slugOf(stem), taken);
+      taken.add(slug);
+      const files: Record<string, unknown>[] = [];
+      for (const file of group) {
+        let layers: { layer: string | null; columns: string[] }[];
+        try {
+          layers = await describeLayers(join(dataDir, file.path), file.formatType, { cache, duckdb, scratchDir: config.cacheDir });
+        } catch (error) {
+          result.skipped.push({ path: file.path, reason: `it cannot be read as ${file.formatType}: ${(error as Error).message.split('\n')[0]}` });
+          continue;
+        }
+        const source = { version: options.version ?? file.modified.toISOString().slice(0, 10), path: file.path, ...(location ? { storage_location: location } : {}) };
+        const format = { format: formats.get(file.formatType)!, sources: [source] };
+        for (const { layer, columns } of layers) {
+          // The formats of one file (same folder and name) are one file record; each layer of a GeoPackage is one of its own.
+          const same = layer === null ? files.find((entry) => entry.layer_name === undefined) : undefined;
+          if (same) {
+            (same.formats as unknown[]).push(format);
+            Object.assign(same.columns as Record<string, string>, Object.fromEntries(columns.map((column) => [column, TODO_DESCRIPTION])));
+            continue;
+          }
+          files.push({
+            slug: layer === null ? slug : slugOf(layer), name: titleOf(layer ?? stem), ...(layer === null ? {} : { layer_name: layer }),
+            columns: Object.fromEntries(columns.map((column) => [column, TODO_DESCRIPTION])), formats: [format],
+          });
+        }
+      }
+      if (files.length === 0) continue;
+      const record = { slug, collection: options.collection, name: titleOf(stem), description: 'TODO: what this dataset holds, where it comes from, and what it is good for.', files };
+      await writeRecord(config.catalogDir, `datasets/${options.collection}/${slug}.yaml`, record, result);
+      log(`${group.map((file) => file.path).join(', ')}: dataset "${slug}" with ${files.length} file${files.length === 1 ? '' : 's'}`);
+    }
+    await cache.save(new Set(cache.keys()), new Set());
+  } finally {
+    instance?.closeSync();
+  }
+  return result;
+}
+
+/**
+ * The data files of each new dataset: the formats of one data set (the same name in the same folder:
+ * `roads.parquet`, `roads.geojson`, `roads.shp`) together; a GeoPackage or File Geodatabase, which holds layers
+ * of its own, alone.
+ */
+function groupByStem(files: DataFile[]): DataFile[][] {
+  const groups = new Map<string, DataFile[]>();
+  for (const file of files) {
+    const multiLayer = file.formatType === 'geopackage' || file.formatType === 'file_geodatabase';
+    const key = multiLayer ? file.path : file.path.slice(0, file.path.length - extname(file.path).length).toLowerCase();
+    groups.set(key, [...(groups.get(key) ?? []), file]);
+  }
+  // GeoParquet first: the format the data dictionary and the queries read.
+  const rank = (file: DataFile) => Object.keys(FORMAT_RECORDS).indexOf(file.formatType);
+  return [...groups.values()].map((group) => group.sort((a, b) => rank(a) - rank(b)));
+}
+
+/** The data files under each path: every file of a folder that has a known extension (sidecars are not files of their own). */
+async function findDataFiles(dataDir: string, paths: string[], result: AddResult): Promise<DataFile[]> {
+  const files = new Map<string, DataFile>();
+  const visit = async (path: string) => {
+    const info = await stat(path).catch(() => undefined);
+    const inside = relative(dataDir, path).split(sep).join('/');
+    if (!info) throw new AddError(`${path} does not exist`);
+    if (inside.startsWith('..') || inside === '' && !info.isDirectory()) throw new AddError(`${path} is not inside the data folder ${dataDir} (GEOSHELF_DATA_DIR): sources name files by their path in it`);
+    const formatType = FORMAT_BY_EXTENSION[extname(path).toLowerCase()];
+    if (formatType && (info.isFile() || formatType === 'file_geodatabase')) {
+      files.set(inside, { path: inside, formatType, modified: info.mtime });
+      return;
+    }
+    if (!info.isDirectory()) {
+      if (!isSidecar(path)) result.skipped.push({ path: inside, reason: `geoshelf does not catalog ${extname(path) || 'extension-less'} files` });
+      return;
+    }
+    for (const entry of (await readdir(path)).sort()) if (!entry.startsWith('.')) await visit(join(path, entry));
+  };
+  for (const path of paths) await visit(await realpath(path).catch(() => path));
+  // The archive beside a GeoParquet file is its twin, which the build makes and lists itself.
+  for (const file of files.values()) {
+    if (file.formatType === 'pmtiles' && files.get(file.path.replace(/\.pmtiles$/i, '.parquet'))?.formatType === 'geoparquet') {
+      files.delete(file.path);
+      result.skipped.push({ path: file.path, reason: 'it is the PMTiles twin of the GeoParquet file beside it, which the build makes and lists' });
+    }
+  }
+  return [...files.values()].sort((a, b) => (a.path < b.path ? -1 : 1));
+}
+
+/** A shapefile's sidecar or a twin-to-be's neighbour: part of another data file, not one of its own. */
+function isSidecar(path: string): boolean {
+  return ['.shx', '.dbf', '.prj', '.cpg', '.sbn', '.sbx', '.qix', '.xml'].includes(extname(path).toLowerCase());
+}
+
+interface ReadContext {
+  cache: DataCache<DataFacts>;
+  duckdb: () => Promise<DuckDBInstance>;
+  scratchDir: string;
+}
+
+/**
+ * The layers of a data file and each one's columns. A file the build inspects is inspected here the same way, and
+ * its facts kept in the build's cache, so the build that follows reads it no more. A GeoPackage's layers and
+ * columns come from its own tables (`gpkg_contents`), a PMTiles archive has none.
+ */
+async function describeLayers(path: string, formatType: string, context: ReadContext): Promise<{ layer: string | null; columns: string[] }[]> {
+  if (formatType === 'pmtiles') return [{ layer: null, columns: [] }];
+  if (formatType === 'geopackage') return describeGeoPackage(path);
+  const layers = formatType === 'file_geodatabase' ? await listGdalLayers(path) : [null];
+  const inspect = INSPECTORS[formatType]!;
+  const described: { layer: string | null; columns: string[] }[] = [];
+  for (const layer of layers) {
+    const facts = await inspect(await context.duckdb(), path, { scratchDir: context.scratchDir, layer });
+    described.push({ layer, columns: facts.columns.map((column) => column.name).filter((name) => name !== facts.geometry?.column && name !== 'bbox') });
+  }
+  return described;
+}
+
+/** A GeoPackage's feature layers and their attribute columns, from its tables. */
+function describeGeoPackage(path: string): { layer: string | null; columns: string[] }[] {
+  const database = new DatabaseSync(path, { readOnly: true });
+  try {
+    const layers = database.prepare("SELECT table_name AS name FROM gpkg_contents WHERE data_type = 'features' ORDER BY table_name").all() as { name: string }[];
+    const geometries = new Set((database.prepare('SELECT table_name || \'.\' || column_name AS name FROM gpkg_geometry_columns').all() as { name: string }[]).map((row) => row.name));
+    return layers.map(({ name }) => ({
+      layer: name,
+      columns: (database.prepare(`PRAGMA table_info("${name.replaceAll('"', '""')}")`).all() as { name: string; pk: number }[])
+        .filter((column) => column.pk === 0 && !geometries.has(`${name}.${column.name}`)).map((column) => column.name),
+    }));
+  } catch (error) {
+    throw new Error(`it is not a GeoPackage (${(error as Error).message})`);
+  } finally {
+    database.close();
+  }
+}
+
+/** The slug of the storage location new sources name, or undefined when they may leave it out (the catalog has one). */
+async function ensureStorageLocation(catalogDir: string, locations: { slug: string; base_url: string }[], result: AddResult): Promise<string | undefined> {
+  if (locations.length === 1) return undefined;
+  const local = locations.find((location) => location.base_url === '{storage_base_url}');
+  if (local) return local.slug;
+  if (locations.length > 1) throw new AddError('storage-locations.yaml has no location for the data folder (base_url "{storage_base_url}"): add one, and run add again');
+  await writeRecord(catalogDir, 'storage-locations.yaml', [{ slug: 'data', name: 'Data folder', backend_type: 'http', description: 'The data folder (GEOSHELF_DATA_DIR), served under /data; in production, the address set in GEOSHELF_STORAGE_BASE_URL.', base_url: '{storage_base_url}' }], result);
+  return undefined;
+}
+
+/** The slug of a format of each type the new files need, adding to `formats.yaml` those it lacks (and PMTiles, for the twins). */
+async function ensureFormats(catalogDir: string, formats: { slug: string; format_type: string }[], files: DataFile[], result: AddResult): Promise<Map<string, string>> {
+  const slugs = new Map(formats.map((format) => [format.format_type, format.slug]));
+  const needed = new Set(files.map((file) => file.formatType));
+  // A GeoParquet file gets a PMTiles twin only when the catalog has a format of that type.
+  if (needed.has('geoparquet')) needed.add('pmtiles');
+  const missing = [...needed].filter((type) => !slugs.has(type)).map((type) => ({ format_type: type, ...FORMAT_RECORDS[type]! }));
+  if (missing.length === 0) return slugs;
+  for (const format of missing) slugs.set(format.format_type, format.slug);
+  const path = join(catalogDir, 'formats.yaml');
+  const entries = missing.map(({ slug, format_type, name, description, mime_type }) => ({ slug, format_type, name, description, mime_type }));
+  const exists = await stat(path).then(() => true, () => false);
+  // The steward's own entries stay as they wrote them: new ones are appended after them.
+  if (exists) await appendFile(path, `\n${stringify(entries)}`);
+  else await writeRecord(catalogDir, 'formats.yaml', entries, result);
+  if (exists) result.written.push('formats.yaml');
+  return slugs;
+}
+
+/** Writes a new record file; one that exists is left as it is. */
+async function writeRecord(catalogDir: string, path: string, value: unknown, result: AddResult): Promise<void> {
+  const target = join(catalogDir, path);
+  await mkdir(join(target, '..'), { recursive: true });
+  try {
+    await writeFile(target, stringify(value, { lineWidth: 0, aliasDuplicateObjects: false }), { flag: 'wx' });
+    result.written.push(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    result.skipped.push({ path, reason: 'the record exists; it is left as it is' });
+  }
+}
+
+/** A slug from a file or layer name: lower case, letters and digits, single hyphens. */
+export function slugOf(name: string): string {
+  const slug = name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+  return slug || 'data';
+}
+
+/** `slug`, or `slug-2`, `slug-3`… when it is taken. */
+function uniqueSlug(slug: string, taken: Set<string>): string {
+  if (!taken.has(slug)) return slug;
+  let index = 2;
+  while (taken.has(`${slug}-${index}`)) index++;
+  return `${slug}-${index}`;
+}
+
+/** A name from a file name: `roads_2024` → `Roads 2024`. */
+function titleOf(name: string): string {
+  const words = name.replace(/[_-]+/g, ' ').replace(/\s+/g, ' ').trim();
+  return words ? words[0]!.toUpperCase() + words.slice(1) : name;
+}
