@@ -51,11 +51,12 @@ describe('geoshelf add: records for a steward\'s own files', () => {
   let config: Config;
   let server: GeoshelfServer;
   let written: string[];
+  let warningsOfBuild: string[] = [];
   beforeAll(async () => {
     ({ config } = await stewardFolder());
     const result = await addRecords({ config, paths: [config.dataDir], collection: 'our-data', version: '2026' });
     written = result.written;
-    await buildCatalog({ config });
+    warningsOfBuild = (await buildCatalog({ config })).warnings;
     server = createServer({ config });
   });
   afterAll(async () => {
@@ -102,7 +103,14 @@ describe('geoshelf add: records for a steward\'s own files', () => {
     const query = await post(server, '/api/queries', { sql: 'SELECT count(*) AS n FROM t', sources: [sourceRef(server, 't', 'our-data', 'big-towns', 'big-towns')] });
     expect(query.status).toBe(200);
     expect(Number(((await query.json()) as { rows: { n: number }[] }).rows[0]!.n)).toBe(4442);
-    // The shapefile's columns, cut to ten letters, are its own; the GeoPackage's layers are files of the dataset.
+    // A Parquet file without GeoParquet metadata builds, and its warning names its WKB column and the way out.
+    const capitals = await json('/api/collections/our-data/datasets/capitals/files/capitals');
+    expect(capitals.file.formats[0].sources[0].source_metadata.feature_count).toBe(241);
+    const aboutCapitals = warningsOfBuild.filter((warning) => warning.startsWith('capitals.parquet'));
+    // One warning, with the way out; not a second one about its twin.
+    expect(aboutCapitals).toHaveLength(1);
+    expect(aboutCapitals[0]).toMatch(/"geometry" looks like WKB geometries, .*npx geoshelf convert/);
+    // The GeoPackage's layers are files of the dataset.
     expect((await json('/api/collections/our-data/datasets/us-boundaries')).dataset.files).toHaveLength(4);
   });
 

@@ -10,8 +10,9 @@ import { scanGeoJsonColumn, scanWkbColumn, type GeometryScan } from '../../runti
  * 3: validity by GEOS, reasons named after its error types, empty geometries counted apart.
  * 4: bounds of longitude/latitude data that straddles ±180° have west > east (RFC 7946 §5.2).
  * 5: first and last values of date and timestamp columns (temporal extents of OGC feature collections).
+ * 6: a plain Parquet file's WKB column is named in its warning, with the command that converts it.
  */
-export const DATA_FACTS_VERSION = 5;
+export const DATA_FACTS_VERSION = 6;
 
 /** Everything the build learns from one data file. Cached by the file's content hash. */
 export interface DataFacts {
@@ -94,7 +95,10 @@ async function inspectGeoParquetWith(connection: DuckDBConnection, second: DuckD
   const primary = geo?.primary_column && columns.some((column) => column.name === geo.primary_column) ? geo.primary_column : undefined;
   if (!primary) {
     const facts: DataFacts = { rows, columns: await computeColumnStats(connection, RELATION, columns, rows, null), geometry: null, warnings: [] };
-    facts.warnings.push('the file has no GeoParquet metadata naming a geometry column');
+    const wkb = columns.find((column) => /^(geometry|geom)$/i.test(column.name) && /^(BLOB|GEOMETRY)$/i.test(column.duckdbType));
+    facts.warnings.push(wkb
+      ? `"${wkb.name}" looks like WKB geometries, but the file has no GeoParquet metadata saying so: it gets no bounds, map, twin or /features collection; \`npx geoshelf convert\` writes GeoParquet 1.1 from it`
+      : 'the file has no GeoParquet metadata naming a geometry column');
     return facts;
   }
   const declared = geo?.columns?.[primary];

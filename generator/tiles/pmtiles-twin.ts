@@ -115,7 +115,7 @@ async function readFeatures(instance: DuckDBInstance, path: string): Promise<Fea
     const geo = kv[0] ? (JSON.parse(String(kv[0].value)) as { primary_column?: string; columns?: Record<string, { crs?: unknown }> }) : undefined;
     const described = (await connection.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${file})`)).getRowObjects().map((row) => ({ name: String(row.column_name), type: String(row.column_type) }));
     const geometry = described.find((column) => column.name === geo?.primary_column) ?? described.find((column) => column.type === 'GEOMETRY');
-    if (!geometry) throw new Error('the file has no geometry column');
+    if (!geometry) throw new NoGeometryError('the file has no geometry column');
     const declared = geo?.columns?.[geometry.name];
     const crs = declared && 'crs' in declared ? (declared.crs === null ? null : resolveCrs(declared.crs)) : 'OGC:CRS84';
     if (!crs || !isLonLat(crs)) throw new Error(`the geometries are in ${crs ?? 'an unknown CRS'}, not longitude/latitude; twins are made of longitude/latitude files only`);
@@ -348,6 +348,11 @@ export async function writePmTilesTwin(options: TwinOptions): Promise<TwinFacts>
     },
   });
   return { minZoom: 0, maxZoom, tiles: count, largestTileBytes: largest, dropped, bytes: result.bytes, ms: Math.round(performance.now() - started) };
+}
+
+/** A GeoParquet file without a geometry column has no twin; the build's inspection of the file says why, once. */
+export class NoGeometryError extends Error {
+  override name = 'NoGeometryError';
 }
 
 /** The stamp recorded in an existing twin, or null when the file is missing, unreadable or not a twin. */

@@ -11,7 +11,7 @@ import type { CatalogModel, FileModel } from '../../core/model.ts';
 import type { BuildIssue } from '../errors.ts';
 import type { LocalDataFile } from '../model/build-model.ts';
 import { createProgress, type ProgressReporter } from '../enrich/progress.ts';
-import { readTwinStamp, twinStamp, writePmTilesTwin } from './pmtiles-twin.ts';
+import { NoGeometryError, readTwinStamp, twinStamp, writePmTilesTwin } from './pmtiles-twin.ts';
 
 /** What the twin stage needs. */
 export interface TwinStageOptions {
@@ -95,7 +95,8 @@ async function makeTwin(twin: LocalDataFile, name: string, options: TwinStageOpt
     return null;
   } catch (error) {
     const reason = (error as Error).message.split('\n')[0]!.replaceAll(source, twin.twinOf!);
-    result.warnings.push(`${twin.twinOf}: no PMTiles twin, as ${reason}`);
+    // A file without geometry gets its own warning from the inspection, which names the way out.
+    if (!(error instanceof NoGeometryError)) result.warnings.push(`${twin.twinOf}: no PMTiles twin, as ${reason}`);
     return reason;
   }
 }
