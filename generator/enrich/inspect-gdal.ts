@@ -39,32 +39,44 @@ function loadGdal(): Promise<GdalModule> {
  * when the file has a layer of that name, else its first. Throws with GDAL's reason when it cannot be read.
  */
 export async function inspectWithGdal(instance: DuckDBInstance, path: string, scratchDir: string, layer: string | null): Promise<DataFacts> {
+  await mkdir(scratchDir, { recursive: true });
+  const scratch = join(scratchDir, `gdal-${process.pid}-${basename(path)}.geojson`);
+  try {
+    const { located } = await writeLayerAsGeoJson(path, layer, scratch);
+    const facts = await inspectGeoJson(instance, scratch);
+    if (!located && facts.geometry) facts.warnings.push('it names no CRS (a shapefile without its .prj?), so its coordinates are taken as longitude/latitude');
+    return facts;
+  } finally {
+    await rm(scratch, { force: true });
+  }
+}
+
+/**
+ * Writes one layer of a file GDAL opens (a shapefile, a GeoPackage, a File Geodatabase) to `target` as a GeoJSON
+ * FeatureCollection in WGS84: `layer` when the file has a layer of that name, else its first. A layer that names
+ * no CRS (a shapefile without its .prj) is written as it is, and `located` is false. Throws with GDAL's reason.
+ */
+export async function writeLayerAsGeoJson(path: string, layer: string | null, target: string): Promise<{ layer: string; located: boolean }> {
   const module = await loadGdal();
   const opened = await module.open(path).catch((errors: unknown) => {
     throw new Error(describeGdalError(errors, 'GDAL cannot open it'));
   });
   const dataset = opened.datasets[0];
   if (!dataset) throw new Error(describeGdalError(opened.errors, 'GDAL cannot open it'));
-  const scratch = join(scratchDir, `gdal-${process.pid}-${basename(path)}.geojson`);
   try {
     const layers = dataset.info?.layers ?? [];
     const chosen = layers.find((each) => each.name === layer) ?? layers[0];
     if (chosen === undefined) throw new Error('it has no vector layer');
-    // Without a CRS (a shapefile without its .prj) there is nothing to reproject from: the coordinates are
-    // taken as they are, and the facts warn.
+    // Without a CRS there is nothing to reproject from: the coordinates are taken as they are.
     const located = chosen.geometryFields?.some((field) => field.coordinateSystem) ?? false;
     const output = await module.ogr2ogr(dataset, ['-f', 'GeoJSON', ...(located ? ['-t_srs', 'EPSG:4326'] : []), '-lco', 'WRITE_BBOX=NO', chosen.name], 'inspected')
       .catch((errors: unknown) => {
         throw new Error(describeGdalError(errors, 'GDAL cannot convert it'));
       });
-    await mkdir(scratchDir, { recursive: true });
-    await writeFile(scratch, await module.getFileBytes(output.real));
-    const facts = await inspectGeoJson(instance, scratch);
-    if (!located && facts.geometry) facts.warnings.push('it names no CRS (a shapefile without its .prj?), so its coordinates are taken as longitude/latitude');
-    return facts;
+    await writeFile(target, await module.getFileBytes(output.real));
+    return { layer: chosen.name, located };
   } finally {
     await module.close(dataset);
-    await rm(scratch, { force: true });
   }
 }
 

@@ -1,35 +1,15 @@
 /**
  * Writes a FeatureTable as GeoParquet 1.1 with DuckDB: a WKB `geometry`
- * column (Parquet's native GEOMETRY logical type) and a `bbox` covering column.
- *
- * DuckDB 1.5.6's GEOPARQUET_VERSION 'BOTH' writes "version": "1.0.0" metadata
- * without a covering, and adding KV_METADATA {geo: …} to it writes a second
- * `geo` key. So the metadata is built here and written with GEOPARQUET_VERSION
- * 'NONE' (same column encoding as 'BOTH', no metadata of its own) + KV_METADATA.
+ * column (Parquet's native GEOMETRY logical type) and a `bbox` covering column,
+ * in the shape of core/geo/geoparquet.ts.
  */
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
+import { createGeoMetadata, createGeoParquetCopyOptions } from '../../core/geo/geoparquet.ts';
+import type { GeoMetadata } from '../../core/geo/geoparquet.ts';
 import { encodeWkb } from '../../core/geo/wkb.ts';
-import type { BBox, GeometryType } from '../../core/geo/wkb.ts';
 import { bboxOfRow, bboxOfTable, listGeometryTypes } from './table.ts';
 import type { CellValue, ColumnSpec, FeatureTable } from './table.ts';
-
-/** Parquet writer settings: zstd, row groups small enough to prune by the bbox statistics. */
-export const PARQUET_SETTINGS = { compression: 'zstd', compressionLevel: 9, rowGroupSize: 16_384 } as const;
-
-/** The GeoParquet 1.1 `geo` file metadata written for each file. */
-export type GeoMetadata = {
-  version: '1.1.0';
-  primary_column: 'geometry';
-  columns: {
-    geometry: {
-      encoding: 'WKB';
-      geometry_types: GeometryType[];
-      bbox: BBox;
-      covering: { bbox: Record<'xmin' | 'ymin' | 'xmax' | 'ymax', ['bbox', string]> };
-    };
-  };
-};
 
 /** Opens an in-memory DuckDB with one thread, so row groups and bytes are deterministic. */
 export async function openDuckDb(): Promise<DuckDBConnection> {
@@ -41,14 +21,7 @@ export async function openDuckDb(): Promise<DuckDBConnection> {
 export function buildGeoMetadata(table: FeatureTable): GeoMetadata {
   const bbox = bboxOfTable(table);
   if (bbox === null) throw new Error('cannot write GeoParquet metadata for an empty table');
-  const covering: GeoMetadata['columns']['geometry']['covering'] = {
-    bbox: { xmin: ['bbox', 'xmin'], ymin: ['bbox', 'ymin'], xmax: ['bbox', 'xmax'], ymax: ['bbox', 'ymax'] },
-  };
-  return {
-    version: '1.1.0',
-    primary_column: 'geometry',
-    columns: { geometry: { encoding: 'WKB', geometry_types: listGeometryTypes(table), bbox, covering } },
-  };
+  return createGeoMetadata(listGeometryTypes(table), bbox);
 }
 
 function quoteIdentifier(name: string): string {
@@ -91,12 +64,8 @@ export async function writeGeoParquet(connection: DuckDBConnection, table: Featu
     'st_geomfromwkb(__wkb) AS geometry',
     `{'xmin': __xmin, 'ymin': __ymin, 'xmax': __xmax, 'ymax': __ymax} AS bbox`,
   ].join(', ');
-  const { compression, compressionLevel, rowGroupSize } = PARQUET_SETTINGS;
-  const geo = quoteLiteral(JSON.stringify(buildGeoMetadata(table)));
   await connection.run(
-    `COPY (SELECT ${select} FROM __staging ORDER BY rowid) TO ${quoteLiteral(path)} (FORMAT parquet, ` +
-      `COMPRESSION ${compression}, COMPRESSION_LEVEL ${compressionLevel}, ROW_GROUP_SIZE ${rowGroupSize}, ` +
-      `GEOPARQUET_VERSION 'NONE', KV_METADATA {geo: ${geo}})`,
+    `COPY (SELECT ${select} FROM __staging ORDER BY rowid) TO ${quoteLiteral(path)} (${createGeoParquetCopyOptions(buildGeoMetadata(table))})`,
   );
   await connection.run('DROP TABLE __staging');
 }

@@ -1,0 +1,126 @@
+/**
+ * `geoshelf convert`: any table of features DuckDB can read (GeoJSON, CSV, plain Parquet) becomes GeoParquet 1.1
+ * with a bbox covering column, rows in Hilbert order, zstd and row groups a range read can skip.
+ *
+ * Memory stays bounded: DuckDB copies the input into a scratch database on disk; its rows come to JavaScript a
+ * chunk (2,048 rows) at a time, whose WKB and bbox go back into that database through an appender; DuckDB then
+ * sorts and writes, spilling to disk as it needs. Only the attributes never pass through JavaScript, so their
+ * types stay DuckDB's. The file is written under a scratch name beside the output and renamed at the end.
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, rename, rm } from 'node:fs/promises';
+import { basename, dirname, extname, join } from 'node:path';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { createGeoMetadata, createGeoParquetCopyOptions, type GeoMetadata } from '../../core/geo/geoparquet.ts';
+import { quoteIdentifier, quoteLiteral } from '../../core/sql.ts';
+import { ConvertError } from './convert-error.ts';
+import { planSource, type GeometryOptions } from './read-source.ts';
+import { stageShapes, stageHilbertKeys } from './stage-shapes.ts';
+
+/** What to convert and how. */
+export interface ConvertOptions extends GeometryOptions {
+  input: string;
+  /** Default: the input with its extension replaced by `.parquet` (`.geo.parquet` when the input is `.parquet`). */
+  output?: string;
+  /** Replace an existing output. */
+  force?: boolean;
+  /** The layer of a GeoPackage or File Geodatabase (needed when it has several). */
+  layer?: string;
+  /** Rows per row group (PARQUET_SETTINGS.rowGroupSize by default). */
+  rowGroupSize?: number;
+  /** Told the number of rows read so far, after each chunk. */
+  onProgress?: (rows: number) => void;
+}
+
+/** What a conversion wrote. */
+export interface ConvertResult {
+  output: string;
+  rows: number;
+  geo: GeoMetadata;
+}
+
+/**
+ * The output a conversion of `input` writes when none is given.
+ * @example defaultOutput('data/cities.csv') // 'data/cities.parquet'
+ */
+export function defaultOutput(input: string): string {
+  const stem = input.replace(/\.[^./\\]*$/, '');
+  const output = `${stem}.parquet`;
+  return output === input ? `${stem}.geo.parquet` : output;
+}
+
+/** Converts one file to GeoParquet 1.1. @throws ConvertError naming the file when it cannot. */
+export async function convertFile(options: ConvertOptions): Promise<ConvertResult> {
+  const { input } = options;
+  const output = options.output ?? defaultOutput(input);
+  if (!existsSync(input)) throw new ConvertError(input, 'no such file');
+  if (existsSync(output) && !options.force) throw new ConvertError(output, 'it exists already; add --force to replace it');
+  // The scratch folder sits beside the output, so the finished file is renamed within one file system.
+  const scratch = await mkdtemp(join(dirname(output), `.${basename(output)}.convert-`));
+  const instance = await DuckDBInstance.create(join(scratch, 'scratch.duckdb'), { temp_directory: join(scratch, 'spill') });
+  const reader = await instance.connect();
+  const writer = await instance.connect();
+  try {
+    const readable = GDAL_INPUTS.has(extname(input).toLowerCase()) ? await exportLayer(input, options.layer, join(scratch, 'layer.geojson')) : input;
+    const plan = await planSource(reader, readable, input, options);
+    try {
+      await reader.run(`CREATE TABLE source AS ${plan.query}`);
+    } catch (error) {
+      throw new ConvertError(input, `DuckDB cannot read it: ${describeDuckDbError(error)}`);
+    }
+    const staged = await stageShapes(reader, writer, plan.geometry, input, options.onProgress);
+    if (staged.bbox === null) throw new ConvertError(input, staged.rows === 0 ? 'it has no rows' : 'none of its rows has a geometry');
+    await stageHilbertKeys(reader, writer, staged.bbox);
+    const geo = createGeoMetadata(staged.types, staged.bbox);
+    const partial = join(scratch, 'output.parquet');
+    await writeSorted(reader, plan.attributes, partial, geo, options.rowGroupSize);
+    await rename(partial, output);
+    return { output, rows: staged.rows, geo };
+  } finally {
+    writer.closeSync();
+    reader.closeSync();
+    instance.closeSync();
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+/** Inputs GDAL (gdal3.js) reads: each is turned into a GeoJSON file of one layer, in WGS84, which is then converted. */
+const GDAL_INPUTS = new Set(['.shp', '.gpkg', '.gdb']);
+
+/**
+ * Writes the layer of a shapefile, GeoPackage or File Geodatabase to `target` as GeoJSON in WGS84. A file of several
+ * layers needs `layer`. GDAL holds the layer in memory (gdal3.js's file system), so these inputs are bounded by the
+ * size of one layer, not streamed.
+ */
+async function exportLayer(input: string, layer: string | undefined, target: string): Promise<string> {
+  const { listGdalLayers, writeLayerAsGeoJson } = await import('../enrich/inspect-gdal.ts');
+  try {
+    const layers = await listGdalLayers(input);
+    if (layer !== undefined && !layers.includes(layer)) throw new Error(`it has no layer "${layer}"; its layers are ${layers.join(', ')}`);
+    if (layer === undefined && layers.length > 1) throw new Error(`it has ${layers.length} layers (${layers.join(', ')}): choose one with --layer`);
+    await writeLayerAsGeoJson(input, layer ?? null, target);
+    return target;
+  } catch (error) {
+    throw new ConvertError(input, (error as Error).message.split('\n')[0]!);
+  }
+}
+
+/** DuckDB's first line, and for a CSV the line that names the column it could not convert. */
+function describeDuckDbError(error: unknown): string {
+  const lines = (error instanceof Error ? error.message : String(error)).split('\n');
+  const column = lines.find((line) => line.startsWith('Error when converting column'));
+  return column ? `${lines[0]}: ${column}` : lines[0]!;
+}
+
+/** Joins the attributes to their shapes, in Hilbert order (rows without a geometry last), and writes the file. */
+async function writeSorted(connection: DuckDBConnection, attributes: string[], path: string, geo: GeoMetadata, rowGroupSize: number | undefined): Promise<void> {
+  const columns = [
+    ...attributes.map((name) => `source.${quoteIdentifier(name)}`),
+    'st_geomfromwkb(shapes.wkb) AS geometry',
+    `CASE WHEN shapes.xmin IS NULL THEN NULL ELSE {'xmin': shapes.xmin, 'ymin': shapes.ymin, 'xmax': shapes.xmax, 'ymax': shapes.ymax} END AS bbox`,
+  ];
+  await connection.run(
+    `COPY (SELECT ${columns.join(', ')} FROM source JOIN shapes ON shapes.row = source.rowid LEFT JOIN keys ON keys.row = shapes.row ` +
+      `ORDER BY keys.hilbert NULLS LAST, shapes.row) TO ${quoteLiteral(path)} (${createGeoParquetCopyOptions(geo, { rowGroupSize })})`,
+  );
+}
