@@ -22,11 +22,12 @@ export function defineAddCommand(program: Command, finish: Finish): void {
     .argument('<paths...>', 'data files or folders inside the data folder')
     .option('--collection <slug>', 'the collection the new datasets go in (asked for at a terminal when left out)')
     .option('--version <version>', 'the version of every new source (default: the date each file was last modified)')
-    .action(async (paths: string[], options: { collection?: string; version?: string }, command: Command) => {
+    .option('--convert', 'write GeoParquet beside each file that is not (geoshelf convert), as its GeoParquet source; CSV files are cataloged this way')
+    .action(async (paths: string[], options: { collection?: string; version?: string; convert?: boolean }, command: Command) => {
       const collection = options.collection ?? (process.stdin.isTTY && process.stdout.isTTY ? await ask('Collection (a slug, e.g. my-data): ') : undefined);
       if (!collection) failUsage(command, 'name the collection with --collection SLUG');
       if (!/^[a-z0-9]+(?:-[a-z0-9]+)*$/.test(collection)) failUsage(command, `"${collection}" is not a slug: lower-case letters and digits separated by single hyphens`);
-      finish(await runAdd(paths, { collection, ...(options.version ? { version: options.version } : {}) }));
+      finish(await runAdd(paths, { collection, convert: options.convert ?? false, ...(options.version ? { version: options.version } : {}) }));
     });
 }
 
@@ -40,7 +41,7 @@ async function ask(question: string): Promise<string> {
 }
 
 /** Writes the records and prints what it did; resolves with the exit code. */
-async function runAdd(paths: string[], options: { collection: string; version?: string }): Promise<number> {
+async function runAdd(paths: string[], options: { collection: string; version?: string; convert: boolean }): Promise<number> {
   const [{ loadCommandConfig }, { addRecords, AddError }] = await Promise.all([import('../generator/cli.ts'), import('../generator/scaffold/add.ts')]);
   const config = loadCommandConfig({});
   if (!config) return EXIT.failed;

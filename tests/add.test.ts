@@ -138,3 +138,36 @@ describe('geoshelf add: records for a steward\'s own files', () => {
     expect(nothing.stdout).toContain('nothing new to add');
   });
 });
+
+describe('geoshelf add --convert', () => {
+  it('writes GeoParquet beside each file that is not, lists it as the file\'s GeoParquet source, and catalogs a CSV that way', async () => {
+    const { config } = await stewardFolder();
+    const towns = (await readFile(join(SAMPLE, 'geonames/national-capitals/3.1.0/national-capitals.geojson'), 'utf8'));
+    const features = (JSON.parse(towns) as { features: { properties: { name: string; population: number }; geometry: { coordinates: [number, number] } }[] }).features;
+    await writeFile(join(config.dataDir, 'capitals-table.csv'), ['name,population,longitude,latitude', ...features.map((feature) => `"${feature.properties.name}",${feature.properties.population},${feature.geometry.coordinates.join(',')}`)].join('\n'));
+    const result = await addRecords({ config, paths: [config.dataDir], collection: 'our-data', version: '1', convert: true });
+    const record = async (slug: string) => parse(await readFile(join(config.catalogDir, `datasets/our-data/${slug}.yaml`), 'utf8'));
+    // A CSV becomes its GeoParquet file; a GeoJSON file gets one beside it, first among its formats.
+    expect((await record('capitals-table')).files[0].formats).toEqual([{ format: 'geoparquet', sources: [{ version: '1', path: 'capitals-table.parquet' }] }]);
+    expect((await record('world-countries')).files[0].formats.map((format: { format: string }) => format.format)).toEqual(['geoparquet', 'geojson']);
+    // The plain Parquet file is replaced by its conversion; each GeoPackage layer gets its own GeoParquet file.
+    expect((await record('capitals')).files[0].formats[0].sources[0].path).toBe('capitals.geo.parquet');
+    const layers = (await record('us-boundaries')).files as { layer_name: string; formats: { format: string; sources: { path: string }[] }[] }[];
+    expect(layers.map((file) => file.formats.map((format) => `${format.format} ${format.sources[0]!.path}`))).toEqual(['counties', 'nation', 'state_borders', 'states'].map((layer) => [
+      `geoparquet us-boundaries-${layer.replace('_', '-')}.parquet`, 'geopackage us-boundaries.gpkg',
+    ]));
+    expect(result.skipped.filter((skip) => skip.reason.startsWith('not converted'))).toEqual([]);
+    // They build, and the CSV's points are queryable and in /features.
+    const built = await buildCatalog({ config });
+    expect(built.warnings.filter((warning) => /no GeoParquet metadata|looks like WKB/.test(warning))).toEqual([]);
+    const server = createServer({ config });
+    try {
+      const query = await post(server, '/api/queries', { sql: 'SELECT count(*) AS n FROM t', sources: [sourceRef(server, 't', 'our-data', 'capitals-table', 'capitals-table')] });
+      expect(Number(((await query.json()) as { rows: { n: number }[] }).rows[0]!.n)).toBe(features.length);
+      const layers = await (await server.fetch(new Request('https://catalog.example.org/features/collections'))).json() as { collections: { id: string }[] };
+      expect(layers.collections.map((layer) => layer.id)).toEqual(expect.arrayContaining(['our-data.capitals-table.capitals-table', 'our-data.us-boundaries.states', 'our-data.capitals.capitals']));
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -7,7 +7,7 @@
  * exists is never written: running it again adds only what is new.
  */
 import { appendFile, mkdir, readdir, realpath, stat, writeFile } from 'node:fs/promises';
-import { basename, extname, join, relative, sep } from 'node:path';
+import { basename, dirname, extname, join, relative, sep } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { stringify } from 'yaml';
@@ -18,6 +18,9 @@ import { DataCache } from '../enrich/data-cache.ts';
 import { DATA_FACTS_VERSION, type DataFacts } from '../enrich/inspect-data-file.ts';
 import { INSPECTORS } from '../enrich/inspectors.ts';
 import { listGdalLayers } from '../enrich/inspect-gdal.ts';
+
+/** Tables of text that `--convert` turns into GeoParquet (longitude/latitude or WKT columns). */
+const CSV_EXTENSIONS = new Set(['.csv', '.tsv']);
 
 /** What a description still to be written says; the build counts these as undescribed. */
 export const TODO_DESCRIPTION = 'TODO: describe this column';
@@ -47,6 +50,12 @@ export interface AddOptions {
   collection: string;
   /** Version of every new source; by default the date the file was last modified (YYYY-MM-DD). */
   version?: string;
+  /**
+   * Write a GeoParquet file beside each data file that is not GeoParquet (`geoshelf convert`), listed as the file's
+   * GeoParquet source: so it is queried, mapped by its twin and in /features. A CSV is cataloged only this way; a
+   * Parquet file without GeoParquet metadata is replaced by its conversion.
+   */
+  convert?: boolean;
   log?: (line: string) => void;
 }
 
@@ -67,6 +76,8 @@ interface DataFile {
   path: string;
   formatType: string;
   modified: Date;
+  /** With `--convert`, the GeoParquet file made of each layer of a GeoPackage or File Geodatabase. */
+  layerFiles?: Map<string, DataFile>;
 }
 
 /** Writes the records of every data file under `paths` that no source names yet. */
@@ -77,20 +88,21 @@ export async function addRecords(options: AddOptions): Promise<AddResult> {
     throw new AddError(`the data folder ${config.dataDir} does not exist (GEOSHELF_DATA_DIR): put the files in it, or point it at their folder`);
   });
   const result: AddResult = { written: [], skipped: [] };
-  const found = await findDataFiles(dataDir, options.paths, result);
+  const found = await findDataFiles(dataDir, options.paths, result, options.convert ?? false);
   // A steward starts from an empty folder, or from none.
   await mkdir(config.catalogDir, { recursive: true });
   const parsed = parseRecords(await readRecordFiles(config.catalogDir)).records;
   const named = new Set(parsed.datasets.flatMap(({ record }) => record.files.flatMap((file) => file.formats.flatMap((format) => format.sources.map((source) => source.path)))));
-  const fresh = found.filter((file) => {
+  let fresh = found.filter((file) => {
     if (!named.has(file.path)) return true;
     result.skipped.push({ path: file.path, reason: 'a source names it already' });
     return false;
   });
+  if (options.convert) fresh = await convertAll(fresh, dataDir, result, log);
   if (fresh.length === 0) return result;
 
   const location = await ensureStorageLocation(config.catalogDir, parsed.storageLocations.map(({ record }) => record), result);
-  const formats = await ensureFormats(config.catalogDir, parsed.formats.map(({ record }) => record), fresh, result);
+  const formats = await ensureFormats(config.catalogDir, parsed.formats.map(({ record }) => record), [...fresh, ...fresh.flatMap((file) => [...(file.layerFiles?.values() ?? [])])], result);
   if (!parsed.collections.some(({ record }) => record.slug === options.collection)) {
     await writeRecord(config.catalogDir, `collections/${options.collection}.yaml`, { slug: options.collection, name: titleOf(options.collection), description: 'TODO: what this collection gathers and where it comes from.' }, result);
   }
@@ -100,7 +112,7 @@ export async function addRecords(options: AddOptions): Promise<AddResult> {
   const duckdb = async () => (instance ??= await (await import('@duckdb/node-api')).DuckDBInstance.create(':memory:', { threads: '2' }));
   try {
     for (const group of groupByStem(fresh)) {
-      const stem = basename(group[0]!.path, extname(group[0]!.path));
+      const stem = stemOf(group[0]!.path);
       const slug = uniqueSlug(slugOf(stem), taken);
       taken.add(slug);
       const files: Record<string, unknown>[] = [];
@@ -122,9 +134,12 @@ export async function addRecords(options: AddOptions): Promise<AddResult> {
             Object.assign(same.columns as Record<string, string>, Object.fromEntries(columns.map((column) => [column, TODO_DESCRIPTION])));
             continue;
           }
+          // A layer converted to GeoParquet is the same file record's GeoParquet format.
+          const converted = layer === null ? undefined : file.layerFiles?.get(layer);
+          const convertedFormat = converted && { format: formats.get('geoparquet')!, sources: [{ ...source, path: converted.path }] };
           files.push({
             slug: layer === null ? slug : slugOf(layer), name: titleOf(layer ?? stem), ...(layer === null ? {} : { layer_name: layer }),
-            columns: Object.fromEntries(columns.map((column) => [column, TODO_DESCRIPTION])), formats: [format],
+            columns: Object.fromEntries(columns.map((column) => [column, TODO_DESCRIPTION])), formats: convertedFormat ? [convertedFormat, format] : [format],
           });
         }
       }
@@ -141,6 +156,72 @@ export async function addRecords(options: AddOptions): Promise<AddResult> {
 }
 
 /**
+ * With `--convert`: a GeoParquet file beside each file that is not GeoParquet, made by `geoshelf convert`
+ * (generator/convert/), and the list of files to describe with them. A conversion already there (a GeoParquet file
+ * of the name it would get) is taken as it is. A file that cannot be converted keeps its own record, with a note.
+ */
+async function convertAll(files: DataFile[], dataDir: string, result: AddResult, log: (line: string) => void): Promise<DataFile[]> {
+  const { convertFile } = await import('../convert/convert-file.ts');
+  const { listGdalLayers } = await import('../enrich/inspect-gdal.ts');
+  const paths = new Set(files.map((file) => file.path));
+  const out: DataFile[] = [];
+  const convert = async (file: DataFile, output: string, layer?: string): Promise<DataFile | undefined> => {
+    if (paths.has(output)) return undefined;
+    try {
+      const target = join(dataDir, output);
+      if (!(await stat(target).then(() => true, () => false))) {
+        await convertFile({ input: join(dataDir, file.path), output: target, ...(layer === undefined ? {} : { layer }) });
+        log(`${file.path}${layer === undefined ? '' : ` (layer ${layer})`}: converted to ${output}`);
+      }
+      paths.add(output);
+      return { path: output, formatType: 'geoparquet', modified: file.modified };
+    } catch (error) {
+      result.skipped.push({ path: file.path, reason: `not converted: ${(error as Error).message}` });
+      return undefined;
+    }
+  };
+  const stem = (file: DataFile) => file.path.slice(0, file.path.length - extname(file.path).length);
+  for (const file of files) {
+    if (file.formatType === 'csv' || (file.formatType === 'geoparquet' && !(await hasGeoMetadata(join(dataDir, file.path))))) {
+      // The CSV or plain Parquet file itself is no format of the catalog: its conversion stands for it.
+      const converted = await convert(file, `${stem(file)}${file.formatType === 'csv' ? '' : '.geo'}.parquet`);
+      if (converted) out.push(converted);
+      else if (file.formatType !== 'csv') out.push(file);
+      continue;
+    }
+    out.push(file);
+    if (file.formatType === 'geojson' || file.formatType === 'shapefile') {
+      const converted = await convert(file, `${stem(file)}.parquet`);
+      if (converted) out.push(converted);
+    } else if (file.formatType === 'geopackage' || file.formatType === 'file_geodatabase') {
+      const layers = file.formatType === 'geopackage' ? describeGeoPackage(join(dataDir, file.path)).map(({ layer }) => layer!) : await listGdalLayers(join(dataDir, file.path));
+      file.layerFiles = new Map();
+      for (const layer of layers) {
+        const converted = await convert(file, `${stem(file)}-${slugOf(layer)}.parquet`, layer);
+        if (converted) file.layerFiles.set(layer, converted);
+      }
+    }
+  }
+  return out;
+}
+
+/** Whether a Parquet file carries GeoParquet's `geo` metadata. */
+async function hasGeoMetadata(path: string): Promise<boolean> {
+  const { DuckDBInstance } = await import('@duckdb/node-api');
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  try {
+    const rows = (await connection.runAndReadAll(`SELECT 1 FROM parquet_kv_metadata('${path.replaceAll("'", "''")}') WHERE decode(key) = 'geo'`)).getRowObjects();
+    return rows.length > 0;
+  } catch {
+    return false;
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+/**
  * The data files of each new dataset: the formats of one data set (the same name in the same folder:
  * `roads.parquet`, `roads.geojson`, `roads.shp`) together; a GeoPackage or File Geodatabase, which holds layers
  * of its own, alone.
@@ -149,7 +230,7 @@ function groupByStem(files: DataFile[]): DataFile[][] {
   const groups = new Map<string, DataFile[]>();
   for (const file of files) {
     const multiLayer = file.formatType === 'geopackage' || file.formatType === 'file_geodatabase';
-    const key = multiLayer ? file.path : file.path.slice(0, file.path.length - extname(file.path).length).toLowerCase();
+    const key = multiLayer ? file.path : `${dirname(file.path)}/${stemOf(file.path)}`.toLowerCase();
     groups.set(key, [...(groups.get(key) ?? []), file]);
   }
   // GeoParquet first: the format the data dictionary and the queries read.
@@ -158,20 +239,21 @@ function groupByStem(files: DataFile[]): DataFile[][] {
 }
 
 /** The data files under each path: every file of a folder that has a known extension (sidecars are not files of their own). */
-async function findDataFiles(dataDir: string, paths: string[], result: AddResult): Promise<DataFile[]> {
+async function findDataFiles(dataDir: string, paths: string[], result: AddResult, convert: boolean): Promise<DataFile[]> {
   const files = new Map<string, DataFile>();
   const visit = async (path: string) => {
     const info = await stat(path).catch(() => undefined);
     const inside = relative(dataDir, path).split(sep).join('/');
     if (!info) throw new AddError(`${path} does not exist`);
     if (inside.startsWith('..') || inside === '' && !info.isDirectory()) throw new AddError(`${path} is not inside the data folder ${dataDir} (GEOSHELF_DATA_DIR): sources name files by their path in it`);
-    const formatType = FORMAT_BY_EXTENSION[extname(path).toLowerCase()];
+    const formatType = FORMAT_BY_EXTENSION[extname(path).toLowerCase()] ?? (convert && CSV_EXTENSIONS.has(extname(path).toLowerCase()) ? 'csv' : undefined);
     if (formatType && (info.isFile() || formatType === 'file_geodatabase')) {
       files.set(inside, { path: inside, formatType, modified: info.mtime });
       return;
     }
     if (!info.isDirectory()) {
-      if (!isSidecar(path)) result.skipped.push({ path: inside, reason: `geoshelf does not catalog ${extname(path) || 'extension-less'} files` });
+      if (CSV_EXTENSIONS.has(extname(path).toLowerCase())) result.skipped.push({ path: inside, reason: 'a CSV is cataloged as the GeoParquet file made of it: add --convert' });
+      else if (!isSidecar(path)) result.skipped.push({ path: inside, reason: `geoshelf does not catalog ${extname(path) || 'extension-less'} files` });
       return;
     }
     for (const entry of (await readdir(path)).sort()) if (!entry.startsWith('.')) await visit(join(path, entry));
@@ -274,6 +356,11 @@ async function writeRecord(catalogDir: string, path: string, value: unknown, res
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     result.skipped.push({ path, reason: 'the record exists; it is left as it is' });
   }
+}
+
+/** A file's name without its extension, nor the `.geo` of `x.geo.parquet` (a conversion of `x.parquet`). */
+function stemOf(path: string): string {
+  return basename(path, extname(path)).replace(/\.geo$/i, '');
 }
 
 /** A slug from a file or layer name: lower case, letters and digits, single hyphens. */
