@@ -20,6 +20,7 @@ import { benchQueryLoad } from './query-load-bench.ts';
 import { benchPreview } from './preview-bench.ts';
 import { benchPublish } from './publish-bench.ts';
 import { benchRemoteSources } from './remote-bench.ts';
+import { benchConvert } from './convert-bench.ts';
 import { benchSearch } from './search-bench.ts';
 import { benchSite } from './site-bench.ts';
 import { benchStacBuild } from './stac-build-bench.ts';
@@ -64,10 +65,11 @@ const SECTIONS: Record<string, (bench: BenchContext) => Promise<void>> = {
   publish: benchPublish,
   ci: benchCiRebuild,
   remote: benchRemoteSources,
+  convert: benchConvert,
 };
 
 /** Sections that read no tree of the build section: run alone, they do not pay for it. */
-const STANDALONE = new Set(['ci', 'remote']);
+const STANDALONE = new Set(['ci', 'remote', 'convert']);
 
 async function main(): Promise<void> {
   const wanted = process.argv.slice(2);

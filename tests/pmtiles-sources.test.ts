@@ -45,7 +45,7 @@ describe('a PMTiles source', () => {
       const error = await buildCatalog({ config }).then(() => undefined, (thrown: unknown) => thrown);
       expect(error).toBeInstanceOf(BuildError);
       const issues = (error as BuildError).issues;
-      expect(issues.map((issue) => `${issue.code} ${issue.source}:${issue.line} ${issue.path}`)).toEqual(['UnreadablePmTiles datasets/world.yaml:11 path']);
+      expect(issues.map((issue) => `${issue.code} ${issue.source}:${issue.line} ${issue.path}`)).toEqual(['UnreadablePmTiles datasets/world.yaml:11 files[0].formats[0].sources[0].path']);
       expect(issues[0]!.message).toMatch(reason);
       expect(issues[0]!.message).toContain('"tiles/world.pmtiles" is not a readable PMTiles archive');
     }
@@ -129,7 +129,7 @@ describe('the PMTiles twin of a GeoParquet source', () => {
     const error = await buildCatalog({ config }).then(() => undefined, (thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(BuildError);
     const issues = (error as BuildError).issues;
-    expect(issues.map((issue) => `${issue.code} ${issue.source}:${issue.line} ${issue.path}`)).toEqual(['TwinPathTaken datasets/places.yaml:11 path']);
+    expect(issues.map((issue) => `${issue.code} ${issue.source}:${issue.line} ${issue.path}`)).toEqual(['TwinPathTaken datasets/places.yaml:11 files[0].formats[0].sources[0].path']);
     expect(issues[0]!.message).toContain('"places/capitals.pmtiles"');
     expect(await readFile(twin, 'utf8')).toBe('a steward\'s own file');
     const after = await snapshotTree(config.distDir);

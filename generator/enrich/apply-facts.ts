@@ -49,9 +49,12 @@ function sortReasons(reasons: Partial<Record<InvalidGeometryReason, number>>): P
   return Object.fromEntries(Object.entries(reasons).sort(([a], [b]) => (a < b ? -1 : 1)));
 }
 
-/** What a source keeps of its file besides its metadata: its hash, CRS, geometry column and time ranges. */
-export function storedFacts(sha256: string, facts: DataFacts): StoredFileFacts {
-  return { sha256, crs: facts.geometry?.crs ?? null, geometry_column: facts.geometry?.column ?? null, times: listTimes(facts) };
+/**
+ * What a source keeps of its file besides its metadata: its hash, and for a file that was inspected its CRS,
+ * geometry column and time ranges.
+ */
+export function storedFacts(sha256: string, facts: DataFacts | null = null): StoredFileFacts {
+  return { sha256, crs: facts?.geometry?.crs ?? null, geometry_column: facts?.geometry?.column ?? null, times: facts ? listTimes(facts) : [] };
 }
 
 /** The first and last value of each date or timestamp column that has any. */

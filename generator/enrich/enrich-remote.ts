@@ -164,7 +164,7 @@ export async function enrichRemoteSources(model: CatalogModel, remoteFiles: Remo
         }
         const { sha256, facts } = await readWhole(parts, found.formatType, found.file);
         if (facts && metadata) applyFacts(metadata, facts, found.file);
-        found.source.stored = facts ? storedFacts(sha256, facts) : { sha256, crs: null, geometry_column: null, times: [] };
+        found.source.stored = storedFacts(sha256, facts);
         return;
       }
       const object = openRemoteObject(remote.location, remote.path, options.env);
@@ -178,7 +178,7 @@ export async function enrichRemoteSources(model: CatalogModel, remoteFiles: Remo
         const { sha256, facts } = await readWhole([{ name: basename(remote.path), object, version }], found.formatType, found.file);
         hashes.set(`${remote.location.id}:${remote.path}`, sha256);
         if (facts && metadata) applyFacts(metadata, facts, found.file);
-        found.source.stored = facts ? storedFacts(sha256, facts) : { sha256, crs: null, geometry_column: null, times: [] };
+        found.source.stored = storedFacts(sha256, facts);
         return;
       }
       if (found.formatType === 'geoparquet') {
@@ -233,7 +233,7 @@ export async function enrichRemoteSources(model: CatalogModel, remoteFiles: Remo
       found.source.metadata.size_bytes = version.size;
       applyPmTilesInfo(found.source.metadata, info);
     }
-    if (options.scan === 'full') found.source.stored = { sha256: (await readWhole([{ name: basename(twin.path), object, version }], 'pmtiles', found.file)).sha256, crs: null, geometry_column: null, times: [] };
+    if (options.scan === 'full') found.source.stored = storedFacts((await readWhole([{ name: basename(twin.path), object, version }], 'pmtiles', found.file)).sha256);
     return null;
   };
 

@@ -101,7 +101,7 @@ async function readFacts(model: CatalogModel, targets: Target[], context: ReadCo
     const { size, sha256 } = await measure(target, cache, usedPaths, options.dataDir);
     for (const { source } of target.sources) {
       if (source.metadata) source.metadata.size_bytes = size;
-      source.stored = { sha256, crs: null, geometry_column: null, times: [] };
+      source.stored = storedFacts(sha256);
     }
     if (target.formatType === 'pmtiles') {
       await checkPmTiles(target, issues);
