@@ -58,6 +58,11 @@ export class DataCache<T> {
     return this.#file.facts[sha256];
   }
 
+  /** The paths whose content hashes the memo holds. */
+  paths(): string[] {
+    return Object.keys(this.#file.hashes);
+  }
+
   /** The keys that have facts. */
   keys(): string[] {
     return Object.keys(this.#file.facts);

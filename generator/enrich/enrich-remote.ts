@@ -17,7 +17,7 @@ import { DataCache } from './data-cache.ts';
 import { hashColumns } from './column-stats.ts';
 import type { DataFacts } from './inspect-data-file.ts';
 import { FOOTER_FACTS_VERSION, inspectRemoteGeoParquet, readParquetTail, type FooterFacts } from './inspect-remote.ts';
-import { INSPECTORS, MULTI_FILE } from './inspectors.ts';
+import { factsKey, INSPECTORS, MULTI_FILE } from './inspectors.ts';
 import { createProgress, type ProgressReporter } from './progress.ts';
 
 /** Remote objects asked at once (a HEAD, or the ranges of a footer or a PMTiles header). */
@@ -103,11 +103,11 @@ export async function enrichRemoteSources(model: CatalogModel, remoteFiles: Remo
     const versionKey = JSON.stringify(parts.map(({ object, version }) => [object.where, version.etag, version.size, version.lastModified]));
     usedVersions.add(versionKey);
     const inspect = INSPECTORS[formatType];
-    const factsKey = (sha256: string) => `${formatType}:${sha256}${formatType === 'file_geodatabase' ? `:${file.layer_name}` : ''}`;
+    const keyOf = (sha256: string) => factsKey(formatType, sha256, file.layer_name);
     const known = versions.get(versionKey);
-    const knownFacts = known && inspect ? options.facts.cache.get(factsKey(known.sha256)) : undefined;
+    const knownFacts = known && inspect ? options.facts.cache.get(keyOf(known.sha256)) : undefined;
     if (known && (!inspect || knownFacts)) {
-      if (inspect) options.facts.used.add(factsKey(known.sha256));
+      if (inspect) options.facts.used.add(keyOf(known.sha256));
       return { sha256: known.sha256, facts: knownFacts ?? null };
     }
     // A file that is not Parquet is told by its last 8 bytes, before its whole is read.
@@ -131,7 +131,7 @@ export async function enrichRemoteSources(model: CatalogModel, remoteFiles: Remo
         const sha256 = MULTI_FILE.has(formatType) ? hash('sha256', JSON.stringify(hashes), 'hex') : hashes[0]![1];
         versions.set(versionKey, { sha256 });
         if (!inspect) return { sha256, facts: null };
-        let facts = options.facts.cache.get(factsKey(sha256));
+        let facts = options.facts.cache.get(keyOf(sha256));
         if (!facts) {
           const main = join(folder, formatType === 'file_geodatabase' ? parts[0]!.name.split('/')[0]! : parts[0]!.name);
           try {
@@ -139,9 +139,9 @@ export async function enrichRemoteSources(model: CatalogModel, remoteFiles: Remo
           } catch (error) {
             throw new RemoteReadError(`it cannot be read as ${formatType}: ${(error as Error).message.split('\n')[0]!.replaceAll(`${folder}/`, '')}`);
           }
-          options.facts.cache.set(factsKey(sha256), facts);
+          options.facts.cache.set(keyOf(sha256), facts);
         }
-        options.facts.used.add(factsKey(sha256));
+        options.facts.used.add(keyOf(sha256));
         return { sha256, facts };
       } finally {
         await rm(folder, { recursive: true, force: true });

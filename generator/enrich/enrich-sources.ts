@@ -9,7 +9,7 @@ import type { FileOrigin, LocalDataFile, RemoteDataFile } from '../model/build-m
 import { enrichRemoteSources, sourcesById } from './enrich-remote.ts';
 import { DataCache } from './data-cache.ts';
 import { DATA_FACTS_VERSION, type DataFacts } from './inspect-data-file.ts';
-import { INSPECTORS, MULTI_FILE } from './inspectors.ts';
+import { factsKey, INSPECTORS, MULTI_FILE } from './inspectors.ts';
 import { applyFacts, applyPmTilesInfo, storedFacts } from './apply-facts.ts';
 import { didYouMean } from '../../core/suggest.ts';
 import { listSourceFiles } from '../../runtime/source-files.ts';
@@ -110,8 +110,7 @@ async function readFacts(model: CatalogModel, targets: Target[], context: ReadCo
     const inspect = INSPECTORS[target.formatType];
     if (!inspect) continue;
     const layer = target.sources[0]!.file.layer_name;
-    // A geodatabase holds many layers: its facts are those of the file's own.
-    const key = `${target.formatType}:${sha256}${target.formatType === 'file_geodatabase' ? `:${layer}` : ''}`;
+    const key = factsKey(target.formatType, sha256, layer);
     usedKeys.add(key);
     let facts = cache.get(key);
     if (!facts) {
@@ -145,7 +144,7 @@ async function readFacts(model: CatalogModel, targets: Target[], context: ReadCo
  * theirs together (what its download holds) and its hash covers each file's name and hash, so a changed
  * `.dbf` is read again like a changed `.shp`.
  */
-async function measure(target: Target, cache: DataCache<DataFacts>, usedPaths: Set<string>, dataDir: string): Promise<{ size: number; sha256: string }> {
+export async function measure(target: Pick<Target, 'path' | 'relative' | 'formatType'>, cache: DataCache<DataFacts>, usedPaths: Set<string>, dataDir: string): Promise<{ size: number; sha256: string }> {
   if (!MULTI_FILE.has(target.formatType)) {
     usedPaths.add(target.path);
     return { size: (await stat(target.path)).size, sha256: await cache.contentHash(target.path) };

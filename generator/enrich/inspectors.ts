@@ -21,3 +21,8 @@ export const INSPECTORS: Record<string, (instance: DuckDBInstance, path: string,
 
 /** Formats whose data is several files: a shapefile's sidecars, a File Geodatabase's folder. */
 export const MULTI_FILE = new Set(['shapefile', 'file_geodatabase']);
+
+/** The key of a file's facts in the cache: a geodatabase holds many layers, and its facts are those of one. */
+export function factsKey(formatType: string, sha256: string, layer: string | null): string {
+  return `${formatType}:${sha256}${formatType === 'file_geodatabase' ? `:${layer}` : ''}`;
+}

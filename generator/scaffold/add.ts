@@ -16,7 +16,8 @@ import { readRecordFiles } from '../load/read-records.ts';
 import { parseRecords } from '../parse/parse-records.ts';
 import { DataCache } from '../enrich/data-cache.ts';
 import { DATA_FACTS_VERSION, type DataFacts } from '../enrich/inspect-data-file.ts';
-import { INSPECTORS } from '../enrich/inspectors.ts';
+import { factsKey, INSPECTORS } from '../enrich/inspectors.ts';
+import { measure } from '../enrich/enrich-sources.ts';
 import { listGdalLayers } from '../enrich/inspect-gdal.ts';
 
 /** Tables of text that `--convert` turns into GeoParquet (longitude/latitude or WKT columns). */
@@ -107,7 +108,9 @@ export async function addRecords(options: AddOptions): Promise<AddResult> {
     await writeRecord(config.catalogDir, `collections/${options.collection}.yaml`, { slug: options.collection, name: titleOf(options.collection), description: 'TODO: what this collection gathers and where it comes from.' }, result);
   }
   const taken = new Set(parsed.datasets.filter(({ record }) => record.collection === options.collection).map(({ record }) => record.slug));
+  // The build's own cache: what is read here, the build after it does not read again.
   const cache = await DataCache.open<DataFacts>(config.cacheDir, 'data-facts.json', DATA_FACTS_VERSION);
+  const usedPaths = new Set<string>(cache.paths());
   let instance: DuckDBInstance | undefined;
   const duckdb = async () => (instance ??= await (await import('@duckdb/node-api')).DuckDBInstance.create(':memory:', { threads: '2' }));
   try {
@@ -119,7 +122,7 @@ export async function addRecords(options: AddOptions): Promise<AddResult> {
       for (const file of group) {
         let layers: { layer: string | null; columns: string[] }[];
         try {
-          layers = await describeLayers(join(dataDir, file.path), file.formatType, { cache, duckdb, scratchDir: config.cacheDir });
+          layers = await describeLayers(join(dataDir, file.path), file.formatType, { cache, usedPaths, dataDir, duckdb, scratchDir: config.cacheDir });
         } catch (error) {
           result.skipped.push({ path: file.path, reason: `it cannot be read as ${file.formatType}: ${(error as Error).message.split('\n')[0]}` });
           continue;
@@ -148,7 +151,7 @@ export async function addRecords(options: AddOptions): Promise<AddResult> {
       await writeRecord(config.catalogDir, `datasets/${options.collection}/${slug}.yaml`, record, result);
       log(`${group.map((file) => file.path).join(', ')}: dataset "${slug}" with ${files.length} file${files.length === 1 ? '' : 's'}`);
     }
-    await cache.save(new Set(cache.keys()), new Set());
+    await cache.save(new Set(cache.keys()), usedPaths);
   } finally {
     instance?.closeSync();
   }
@@ -276,6 +279,9 @@ function isSidecar(path: string): boolean {
 
 interface ReadContext {
   cache: DataCache<DataFacts>;
+  /** Paths whose hashes this run used, added to: kept in the cache's memo with those it had. */
+  usedPaths: Set<string>;
+  dataDir: string;
   duckdb: () => Promise<DuckDBInstance>;
   scratchDir: string;
 }
@@ -290,10 +296,16 @@ async function describeLayers(path: string, formatType: string, context: ReadCon
   if (formatType === 'geopackage') return describeGeoPackage(path);
   const layers = formatType === 'file_geodatabase' ? await listGdalLayers(path) : [null];
   const inspect = INSPECTORS[formatType]!;
+  const { sha256 } = await measure({ path, relative: relative(context.dataDir, path).split(sep).join('/'), formatType }, context.cache, context.usedPaths, context.dataDir);
   const described: { layer: string | null; columns: string[] }[] = [];
   for (const layer of layers) {
-    const facts = await inspect(await context.duckdb(), path, { scratchDir: context.scratchDir, layer });
-    described.push({ layer, columns: facts.columns.map((column) => column.name).filter((name) => name !== facts.geometry?.column && name !== 'bbox') });
+    const key = factsKey(formatType, sha256, layer);
+    let facts = context.cache.get(key);
+    if (!facts) {
+      facts = await inspect(await context.duckdb(), path, { scratchDir: context.scratchDir, layer });
+      context.cache.set(key, facts);
+    }
+    described.push({ layer, columns: facts.columns.map((column) => column.name).filter((name) => name !== facts!.geometry?.column && name !== 'bbox') });
   }
   return described;
 }
