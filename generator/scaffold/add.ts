@@ -134,7 +134,7 @@ export async function addRecords(options: AddOptions): Promise<AddResult> {
           const same = layer === null ? files.find((entry) => entry.layer_name === undefined) : undefined;
           if (same) {
             (same.formats as unknown[]).push(format);
-            Object.assign(same.columns as Record<string, string>, Object.fromEntries(columns.map((column) => [column, TODO_DESCRIPTION])));
+            for (const column of columns) (same.columns as Record<string, string>)[column] = TODO_DESCRIPTION;
             continue;
           }
           // A layer converted to GeoParquet is the same file record's GeoParquet format.
@@ -142,7 +142,7 @@ export async function addRecords(options: AddOptions): Promise<AddResult> {
           const convertedFormat = converted && { format: formats.get('geoparquet')!, sources: [{ ...source, path: converted.path }] };
           files.push({
             slug: layer === null ? slug : slugOf(layer), name: titleOf(layer ?? stem), ...(layer === null ? {} : { layer_name: layer }),
-            columns: Object.fromEntries(columns.map((column) => [column, TODO_DESCRIPTION])), formats: convertedFormat ? [convertedFormat, format] : [format],
+            columns: todoColumns(columns), formats: convertedFormat ? [convertedFormat, format] : [format],
           });
         }
       }
@@ -368,6 +368,13 @@ async function writeRecord(catalogDir: string, path: string, value: unknown, res
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     result.skipped.push({ path, reason: 'the record exists; it is left as it is' });
   }
+}
+
+/** Each column with the placeholder description, keyed by the data's column names: no prototype, so any name is only itself. */
+function todoColumns(columns: string[]): Record<string, string> {
+  const described = Object.create(null) as Record<string, string>;
+  for (const column of columns) described[column] = TODO_DESCRIPTION;
+  return described;
 }
 
 /** A file's name without its extension, nor the `.geo` of `x.geo.parquet` (a conversion of `x.parquet`). */
