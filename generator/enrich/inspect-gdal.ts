@@ -57,13 +57,7 @@ export async function inspectWithGdal(instance: DuckDBInstance, path: string, sc
  * no CRS (a shapefile without its .prj) is written as it is, and `located` is false. Throws with GDAL's reason.
  */
 export async function writeLayerAsGeoJson(path: string, layer: string | null, target: string): Promise<{ layer: string; located: boolean }> {
-  const module = await loadGdal();
-  const opened = await module.open(path).catch((errors: unknown) => {
-    throw new Error(describeGdalError(errors, 'GDAL cannot open it'));
-  });
-  const dataset = opened.datasets[0];
-  if (!dataset) throw new Error(describeGdalError(opened.errors, 'GDAL cannot open it'));
-  try {
+  return withDataset(path, async (module, dataset) => {
     const layers = dataset.info?.layers ?? [];
     const chosen = layers.find((each) => each.name === layer) ?? layers[0];
     if (chosen === undefined) throw new Error('it has no vector layer');
@@ -75,13 +69,16 @@ export async function writeLayerAsGeoJson(path: string, layer: string | null, ta
       });
     await writeFile(target, await module.getFileBytes(output.real));
     return { layer: chosen.name, located };
-  } finally {
-    await module.close(dataset);
-  }
+  });
 }
 
 /** The names of the vector layers of a file GDAL opens (a File Geodatabase's, say), in GDAL's order. */
 export async function listGdalLayers(path: string): Promise<string[]> {
+  return withDataset(path, async (_module, dataset) => (dataset.info?.layers ?? []).map((layer) => layer.name));
+}
+
+/** Opens a file with GDAL, runs `work` on it and closes it; throws with GDAL's reason when it cannot be opened. */
+async function withDataset<T>(path: string, work: (module: GdalModule, dataset: GdalDataset) => Promise<T>): Promise<T> {
   const module = await loadGdal();
   const opened = await module.open(path).catch((errors: unknown) => {
     throw new Error(describeGdalError(errors, 'GDAL cannot open it'));
@@ -89,7 +86,7 @@ export async function listGdalLayers(path: string): Promise<string[]> {
   const dataset = opened.datasets[0];
   if (!dataset) throw new Error(describeGdalError(opened.errors, 'GDAL cannot open it'));
   try {
-    return (dataset.info?.layers ?? []).map((layer) => layer.name);
+    return await work(module, dataset);
   } finally {
     await module.close(dataset);
   }
