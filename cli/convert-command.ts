@@ -13,6 +13,7 @@ interface ConvertCommandOptions {
   wkt?: string;
   geometry?: string;
   layer?: string;
+  crs?: string;
   force?: boolean;
   rowGroupSize?: number;
 }
@@ -26,7 +27,8 @@ export function defineConvertCommand(program: Command, finish: Finish): void {
       'Parquet file with a WKB or WKT geometry column, or a layer of a shapefile, GeoPackage or File Geodatabase (through ' +
       'GDAL, reprojected to longitude/latitude): a WKB geometry column, a bbox covering column, rows sorted ' +
       'on a Hilbert curve so row groups hold nearby features, zstd. OUTPUT defaults to INPUT with the extension ' +
-      '.parquet. Coordinates must be longitude/latitude. A failed conversion leaves no file and exits 1.',
+      '.parquet. The output is in longitude/latitude (OGC:CRS84, written as PROJJSON): coordinates in another CRS are ' +
+      'reprojected when --crs names it. A failed conversion leaves no file and exits 1.',
     )
     .argument('<input>', 'the file to convert (.geojson, .json, .csv, .tsv, .parquet, .shp, .gpkg, .gdb)')
     .argument('[output]', 'the GeoParquet file to write')
@@ -34,6 +36,7 @@ export function defineConvertCommand(program: Command, finish: Finish): void {
     .option('--lat <name>', 'the latitude column (default: lat, latitude or y)')
     .option('--wkt <name>', 'a column of WKT geometries (default: wkt or geometry)')
     .option('--geometry <name>', 'the WKB, WKT or GEOMETRY column of a Parquet file (default: geometry or geom)')
+    .option('--crs <crs>', 'the CRS of the coordinates of a GeoJSON, CSV or Parquet input, when not longitude/latitude: an EPSG code (EPSG:2056), a PROJ string or WKT')
     .option('--layer <name>', 'the layer of a GeoPackage or File Geodatabase (needed when it has several)')
     .option('--row-group-size <rows>', 'rows per row group, from 2048 (DuckDB writes no smaller ones) (default 16384)', parseWholeNumber(2048, 10_000_000))
     .option('--force', 'replace OUTPUT if it exists')

@@ -104,12 +104,13 @@ describe.each([
     }
   });
 
-  it('writes GeoParquet 1.1 metadata that the schema accepts, with a bbox covering and no crs (OGC:CRS84)', async (context) => {
+  it('writes GeoParquet 1.1 metadata that the schema accepts, with a bbox covering and OGC:CRS84 as PROJJSON', async (context) => {
     const geo = await readGeo(output);
     expect(geo.version).toBe('1.1.0');
     expect(geo.primary_column).toBe('geometry');
     expect(geo.columns.geometry).toMatchObject({ encoding: 'WKB', geometry_types: ['Point'], covering: { bbox: { xmin: ['bbox', 'xmin'], ymin: ['bbox', 'ymin'], xmax: ['bbox', 'xmax'], ymax: ['bbox', 'ymax'] } } });
-    expect(geo.columns.geometry).not.toHaveProperty('crs');
+    expect(geo.columns.geometry.crs).toMatchObject({ type: 'GeographicCRS', id: { authority: 'OGC', code: 'CRS84' } });
+    expect(geo.columns.geometry.crs.coordinate_system.axis.map((axis: { direction: string }) => axis.direction)).toEqual(['east', 'north']);
     const [extent] = await query(`SELECT min(bbox.xmin) AS xmin, min(bbox.ymin) AS ymin, max(bbox.xmax) AS xmax, max(bbox.ymax) AS ymax FROM read_parquet('${output}')`);
     expect(geo.columns.geometry.bbox).toEqual([extent!.xmin, extent!.ymin, extent!.xmax, extent!.ymax]);
     if (!validateGeo) {
@@ -208,7 +209,7 @@ describe('a conversion that fails', () => {
     ['a .geojson file holding CSV', 'not-json.geojson', 'name,lon,lat\nParis,2.35,48.85\n', /not-json\.geojson: it is not GeoJSON/],
     ['a JSON object that is no FeatureCollection', 'object.geojson', '{"name": "Paris"}', /object\.geojson: it is not a GeoJSON FeatureCollection/],
     ['a WKT that does not parse', 'bad-wkt.csv', 'name,wkt\nParis,POINT (2.35 48.85)\nLyon,POINT (4.83)\n', /bad-wkt\.csv: row 2: "POINT \(4\.83\)" is not WKT/],
-    ['a longitude out of range', 'projected.csv', 'name,x,y\nParis,2.35,48.85\nSomewhere,652000,6862000\n', /projected\.csv: row 2: its coordinates .* are not longitude\/latitude/],
+    ['a longitude out of range', 'projected.csv', 'name,x,y\nParis,2.35,48.85\nSomewhere,652000,6862000\n', /projected\.csv: row 2: its coordinates .* are not longitude\/latitude .*: name the CRS they are in with --crs/],
     ['a latitude that is not a number', 'text.csv', 'name,lon,lat\nParis,2.35,48.85\nLyon,4.83,north\n', /text\.csv: row 2: "north" is not a latitude/],
   ])('%s says why in one line, naming the file, and leaves no file behind', async (_name, file, text, message) => {
     await writeFile(join(dir, file), text);
@@ -224,6 +225,53 @@ describe('a conversion that fails', () => {
     const error = await convertFile({ input: CITIES, output: join(dir, 'again-cities.parquet') }).then(() => undefined, (thrown: unknown) => thrown);
     expect((error as Error).message).toMatch(/it is GeoParquet already/);
     expect(existsSync(join(dir, 'again-cities.parquet'))).toBe(false);
+  });
+});
+
+describe('an input in another CRS', () => {
+  // Swiss LV95 (EPSG:2056): the projection's origin, and a point 100 km east and 50 km north of it, with their
+  // WGS84 positions from swisstopo's approximate formulas (good to about a metre, 1e-5 degrees).
+  const LV95 = 'name,east,north\nBern,2600000,1200000\nNortheast,2700000,1250000\n';
+  const EXPECTED = { Bern: [7.43864, 46.95108], Northeast: [8.76321, 47.39323] };
+
+  it('reprojects the coordinates --crs names to longitude/latitude, and the metadata says OGC:CRS84', async () => {
+    await writeFile(join(dir, 'lv95.csv'), LV95);
+    const result = await convertFile({ input: join(dir, 'lv95.csv'), output: join(dir, 'lv95.parquet'), lon: 'east', lat: 'north', crs: 'EPSG:2056' });
+    const rows = await query(`SELECT name, bbox.xmin AS lon, bbox.ymin AS lat, east FROM read_parquet('${result.output}') ORDER BY name`);
+    expect(rows.map((row) => row.name)).toEqual(['Bern', 'Northeast']);
+    for (const row of rows) {
+      const [lon, lat] = EXPECTED[row.name as keyof typeof EXPECTED];
+      expect(row.lon as number).toBeCloseTo(lon!, 4);
+      expect(row.lat as number).toBeCloseTo(lat!, 4);
+    }
+    // The columns the coordinates came from stay as they were.
+    expect(rows.map((row) => Number(row.east))).toEqual([2600000, 2700000]);
+    expect(result.geo.columns.geometry.crs).toMatchObject({ id: { authority: 'OGC', code: 'CRS84' } });
+  });
+
+  it('takes a PROJ string on the command line, and WKT geometries in metres', async () => {
+    await writeFile(join(dir, 'utm.csv'), 'name,wkt\nsquare,"POLYGON ((500000 5000000, 501000 5000000, 501000 5001000, 500000 5001000, 500000 5000000))"\n');
+    const result = geoshelf(['convert', join(dir, 'utm.csv'), join(dir, 'utm.parquet'), '--crs', '+proj=utm +zone=32 +datum=WGS84 +units=m']);
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    const [row] = await query(`SELECT bbox.xmin AS w, bbox.ymin AS s, bbox.xmax AS e, bbox.ymax AS n FROM read_parquet('${join(dir, 'utm.parquet')}')`);
+    // Zone 32's central meridian is 9°E; 5,000 km north of the equator is about 45.15°N; 1 km is about 0.0127° of longitude there.
+    expect(row!.w as number).toBeCloseTo(9, 6);
+    expect(row!.s as number).toBeCloseTo(45.1535, 3);
+    expect((row!.e as number) - (row!.w as number)).toBeCloseTo(0.0127, 3);
+  });
+
+  it('refuses a CRS it does not know, saying which it knows, and writes nothing', async () => {
+    await writeFile(join(dir, 'unknown-crs.csv'), LV95);
+    const error = await convertFile({ input: join(dir, 'unknown-crs.csv'), lon: 'east', lat: 'north', crs: 'EPSG:99999' }).then(() => undefined, (thrown: unknown) => thrown);
+    expect((error as Error).message).toMatch(/unknown-crs\.csv: the CRS "EPSG:99999" is not one geoshelf knows offline: give an EPSG code it bundles \(EPSG:4326, 3857, 2056/);
+    expect(existsSync(join(dir, 'unknown-crs.parquet'))).toBe(false);
+  });
+
+  it('says when --crs is wrong for the data', async () => {
+    await writeFile(join(dir, 'wrong-crs.csv'), 'name,x,y\nfar,1e9,1e9\n');
+    const error = await convertFile({ input: join(dir, 'wrong-crs.csv'), crs: 'EPSG:3857' }).then(() => undefined, (thrown: unknown) => thrown);
+    expect((error as Error).message).toMatch(/wrong-crs\.csv: row 1: its coordinates reprojected by --crs are .*, not longitude\/latitude: is --crs the CRS the file is in\?/);
   });
 });
 

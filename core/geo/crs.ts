@@ -1,4 +1,5 @@
-import proj4 from 'proj4';
+import proj4, { type Converter } from 'proj4';
+import type { Geometry, Position } from './wkb.ts';
 
 /**
  * Coordinate reference systems geoshelf can reproject from and to, offline. proj4 knows EPSG:4326 and
@@ -73,4 +74,160 @@ export function reprojectBounds(bounds: [number, number, number, number], fromCo
     }
   }
   return out;
+}
+
+/**
+ * OGC:CRS84 (longitude/latitude on WGS84) as PROJJSON, as PROJ 9 writes it (`projinfo OGC:CRS84 -o PROJJSON -q`):
+ * the `crs` `geoshelf convert` writes, so a reader need not rely on GeoParquet's default.
+ */
+export const CRS84_PROJJSON = {
+  "$schema": "https://proj.org/schemas/v0.5/projjson.schema.json",
+  "type": "GeographicCRS",
+  "name": "WGS 84 (CRS84)",
+  "datum_ensemble": {
+    "name": "World Geodetic System 1984 ensemble",
+    "members": [
+      {
+        "name": "World Geodetic System 1984 (Transit)",
+        "id": {
+          "authority": "EPSG",
+          "code": 1166
+        }
+      },
+      {
+        "name": "World Geodetic System 1984 (G730)",
+        "id": {
+          "authority": "EPSG",
+          "code": 1152
+        }
+      },
+      {
+        "name": "World Geodetic System 1984 (G873)",
+        "id": {
+          "authority": "EPSG",
+          "code": 1153
+        }
+      },
+      {
+        "name": "World Geodetic System 1984 (G1150)",
+        "id": {
+          "authority": "EPSG",
+          "code": 1154
+        }
+      },
+      {
+        "name": "World Geodetic System 1984 (G1674)",
+        "id": {
+          "authority": "EPSG",
+          "code": 1155
+        }
+      },
+      {
+        "name": "World Geodetic System 1984 (G1762)",
+        "id": {
+          "authority": "EPSG",
+          "code": 1156
+        }
+      },
+      {
+        "name": "World Geodetic System 1984 (G2139)",
+        "id": {
+          "authority": "EPSG",
+          "code": 1309
+        }
+      }
+    ],
+    "ellipsoid": {
+      "name": "WGS 84",
+      "semi_major_axis": 6378137,
+      "inverse_flattening": 298.257223563
+    },
+    "accuracy": "2.0",
+    "id": {
+      "authority": "EPSG",
+      "code": 6326
+    }
+  },
+  "coordinate_system": {
+    "subtype": "ellipsoidal",
+    "axis": [
+      {
+        "name": "Geodetic longitude",
+        "abbreviation": "Lon",
+        "direction": "east",
+        "unit": "degree"
+      },
+      {
+        "name": "Geodetic latitude",
+        "abbreviation": "Lat",
+        "direction": "north",
+        "unit": "degree"
+      }
+    ]
+  },
+  "scope": "Not known.",
+  "area": "World.",
+  "bbox": {
+    "south_latitude": -90,
+    "west_longitude": -180,
+    "north_latitude": 90,
+    "east_longitude": 180
+  },
+  "id": {
+    "authority": "OGC",
+    "code": "CRS84"
+  }
+} as const;
+
+/**
+ * Reprojects a position to longitude/latitude on WGS84, in place (a third coordinate is kept as it is).
+ * Made by `createLonLatTransform`.
+ */
+export type PositionTransform = (position: Position) => void;
+
+/**
+ * How to bring coordinates in `crs` to longitude/latitude: a code `resolveCrs` knows (`EPSG:2056`), a PROJ string
+ * (`+proj=utm +zone=32 +datum=WGS84`) or OGC WKT. Null when `crs` is longitude/latitude already.
+ * @throws Error saying which CRS geoshelf knows, when proj4 cannot use `crs`.
+ * @example createLonLatTransform('EPSG:2056')?.(position)
+ */
+export function createLonLatTransform(crs: string): PositionTransform | null {
+  const code = resolveCrs(crs);
+  if (code !== undefined && isLonLat(code)) return null;
+  let converter: Converter;
+  try {
+    converter = proj4(code ?? crs, 'EPSG:4326');
+  } catch {
+    throw new Error(
+      `the CRS ${JSON.stringify(crs)} is not one geoshelf knows offline: give an EPSG code it bundles (EPSG:4326, 3857, 2056, 2154, 27700, 28992, 3035, 3395, 3577, 4258, 4269, 5070, UTM zones 326xx/327xx, ETRS89 258xx), a PROJ string (+proj=…) or WKT`,
+    );
+  }
+  return (position) => {
+    const [x, y] = converter.forward([position[0]!, position[1]!]);
+    position[0] = x;
+    position[1] = y;
+  };
+}
+
+/** Applies `transform` to every position of `geometry`, in place. */
+export function transformGeometry(geometry: Geometry, transform: PositionTransform): void {
+  switch (geometry.type) {
+    case 'Point':
+      if (geometry.coordinates.length > 0) transform(geometry.coordinates);
+      return;
+    case 'LineString':
+    case 'MultiPoint':
+      for (const position of geometry.coordinates) transform(position);
+      return;
+    case 'Polygon':
+    case 'MultiLineString':
+      for (const line of geometry.coordinates) for (const position of line) transform(position);
+      return;
+    case 'MultiPolygon':
+      for (const polygon of geometry.coordinates) for (const ring of polygon) for (const position of ring) transform(position);
+      return;
+    case 'GeometryCollection':
+      for (const part of geometry.geometries) transformGeometry(part, transform);
+      return;
+  }
 }

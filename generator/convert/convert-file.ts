@@ -1,6 +1,8 @@
 /**
  * `geoshelf convert`: any table of features DuckDB can read (GeoJSON, CSV, plain Parquet) becomes GeoParquet 1.1
- * with a bbox covering column, rows in Hilbert order, zstd and row groups a range read can skip.
+ * with a bbox covering column, rows in Hilbert order, zstd and row groups a range read can skip. The output is
+ * always longitude/latitude, and says so with OGC:CRS84's PROJJSON: the catalog's bounds, twins and /features
+ * need it, and an input in another CRS (`--crs`) is reprojected with proj4 as its rows pass through JavaScript.
  *
  * Memory stays bounded: DuckDB copies the input into a scratch database on disk; its rows come to JavaScript a
  * chunk (2,048 rows) at a time, whose WKB and bbox go back into that database through an appender; DuckDB then
@@ -12,6 +14,7 @@ import { mkdtemp, rename, rm } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { createGeoMetadata, createGeoParquetCopyOptions, type GeoMetadata } from '../../core/geo/geoparquet.ts';
+import { CRS84_PROJJSON, createLonLatTransform, type PositionTransform } from '../../core/geo/crs.ts';
 import { quoteIdentifier, quoteLiteral } from '../../core/sql.ts';
 import { ConvertError } from './convert-error.ts';
 import { planSource, type GeometryOptions } from './read-source.ts';
@@ -28,6 +31,11 @@ export interface ConvertOptions extends GeometryOptions {
   layer?: string;
   /** Rows per row group (PARQUET_SETTINGS.rowGroupSize by default). */
   rowGroupSize?: number;
+  /**
+   * The CRS of the input's coordinates when they are not longitude/latitude (`EPSG:2056`, a PROJ string or WKT):
+   * they are reprojected to longitude/latitude. A shapefile, GeoPackage or File Geodatabase names its own.
+   */
+  crs?: string;
   /** Told the number of rows read so far, after each chunk. */
   onProgress?: (rows: number) => void;
 }
@@ -55,23 +63,26 @@ export async function convertFile(options: ConvertOptions): Promise<ConvertResul
   const output = options.output ?? defaultOutput(input);
   if (!existsSync(input)) throw new ConvertError(input, 'no such file');
   if (existsSync(output) && !options.force) throw new ConvertError(output, 'it exists already; add --force to replace it');
+  const fromGdal = GDAL_INPUTS.has(extname(input).toLowerCase());
+  if (fromGdal && options.crs !== undefined) throw new ConvertError(input, '--crs is for GeoJSON, CSV and Parquet inputs: GDAL reads the CRS a shapefile, GeoPackage or File Geodatabase names, and reprojects it');
+  const transform = lonLatTransform(input, options.crs);
   // The scratch folder sits beside the output, so the finished file is renamed within one file system.
   const scratch = await mkdtemp(join(dirname(output), `.${basename(output)}.convert-`));
   const instance = await DuckDBInstance.create(join(scratch, 'scratch.duckdb'), { temp_directory: join(scratch, 'spill') });
   const reader = await instance.connect();
   const writer = await instance.connect();
   try {
-    const readable = GDAL_INPUTS.has(extname(input).toLowerCase()) ? await exportLayer(input, options.layer, join(scratch, 'layer.geojson')) : input;
+    const readable = fromGdal ? await exportLayer(input, options.layer, join(scratch, 'layer.geojson')) : input;
     const plan = await planSource(reader, readable, input, options);
     try {
       await reader.run(`CREATE TABLE source AS ${plan.query}`);
     } catch (error) {
       throw new ConvertError(input, `DuckDB cannot read it: ${describeDuckDbError(error)}`);
     }
-    const staged = await stageShapes(reader, writer, plan.geometry, input, options.onProgress);
+    const staged = await stageShapes(reader, writer, plan.geometry, input, { transform, onProgress: options.onProgress });
     if (staged.bbox === null) throw new ConvertError(input, staged.rows === 0 ? 'it has no rows' : 'none of its rows has a geometry');
     await stageHilbertKeys(reader, writer, staged.bbox);
-    const geo = createGeoMetadata(staged.types, staged.bbox);
+    const geo = createGeoMetadata(staged.types, staged.bbox, CRS84_PROJJSON);
     const partial = join(scratch, 'output.parquet');
     await writeSorted(reader, plan.attributes, partial, geo, options.rowGroupSize);
     await rename(partial, output);
@@ -102,6 +113,16 @@ async function exportLayer(input: string, layer: string | undefined, target: str
     return target;
   } catch (error) {
     throw new ConvertError(input, (error as Error).message.split('\n')[0]!);
+  }
+}
+
+/** The reprojection from `crs` to longitude/latitude, null when there is none to do. @throws ConvertError for a CRS geoshelf does not know. */
+function lonLatTransform(input: string, crs: string | undefined): PositionTransform | null {
+  if (crs === undefined) return null;
+  try {
+    return createLonLatTransform(crs);
+  } catch (error) {
+    throw new ConvertError(input, (error as Error).message);
   }
 }
 

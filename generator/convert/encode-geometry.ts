@@ -6,6 +6,7 @@ import type { DuckDBBlobValue, DuckDBValue } from '@duckdb/node-api';
 import { quoteIdentifier } from '../../core/sql.ts';
 import { bboxOfGeometry, decodeWkb, encodeWkb, type BBox, type Geometry, type GeometryType } from '../../core/geo/wkb.ts';
 import { readWkt } from '../../core/geo/wkt-read.ts';
+import { transformGeometry, type PositionTransform } from '../../core/geo/crs.ts';
 import type { GeometrySource } from './read-source.ts';
 
 /** One row's geometry, ready to stage: its WKB, type, and bbox (null for an empty geometry). */
@@ -35,29 +36,36 @@ export function selectGeometryInput(source: GeometrySource): string[] {
 
 /**
  * The shape of one row from the values `selectGeometryInput` selected; null when the row has no geometry.
+ * `transform` (the input's CRS to longitude/latitude) is applied before the WKB and bbox are made.
  * @throws RowError when the input is not a geometry.
  */
-export function encodeShape(kind: GeometrySource['kind'], values: DuckDBValue[]): Shape | null {
+export function encodeShape(kind: GeometrySource['kind'], values: DuckDBValue[], transform: PositionTransform | null = null): Shape | null {
+  const geometry = readGeometry(kind, values);
+  if (geometry === null) return null;
+  if (transform) transformGeometry(geometry, transform);
+  return fromGeometry(geometry);
+}
+
+function readGeometry(kind: GeometrySource['kind'], values: DuckDBValue[]): Geometry | null {
   switch (kind) {
     case 'lonlat':
-      return encodePoint(values);
+      return readPoint(values);
     case 'wkb':
     case 'geometry':
-      return values[0] === null ? null : fromGeometry(readWkb((values[0] as DuckDBBlobValue).bytes));
+      return values[0] === null ? null : readWkb((values[0] as DuckDBBlobValue).bytes);
     case 'wkt':
-      return values[0] === null || String(values[0]).trim() === '' ? null : fromGeometry(parseText(String(values[0]), readWkt, 'WKT'));
+      return values[0] === null || String(values[0]).trim() === '' ? null : parseText(String(values[0]), readWkt, 'WKT');
     case 'geojson':
-      return values[0] === null || values[0] === 'null' ? null : fromGeometry(parseText(String(values[0]), readGeoJson, 'a GeoJSON geometry'));
+      return values[0] === null || values[0] === 'null' ? null : parseText(String(values[0]), readGeoJson, 'a GeoJSON geometry');
   }
 }
 
-function encodePoint(values: DuckDBValue[]): Shape | null {
+function readPoint(values: DuckDBValue[]): Geometry | null {
   const [x, xText, y, yText] = values;
   if (xText === null || yText === null) return null;
   if (x === null) throw new RowError(`${JSON.stringify(xText)} is not a longitude`);
   if (y === null) throw new RowError(`${JSON.stringify(yText)} is not a latitude`);
-  const point: Geometry = { type: 'Point', coordinates: [x as number, y as number] };
-  return { wkb: encodeWkb(point), type: 'Point', bbox: [x as number, y as number, x as number, y as number] };
+  return { type: 'Point', coordinates: [x as number, y as number] };
 }
 
 function readWkb(bytes: Uint8Array): Geometry {

@@ -4,6 +4,7 @@
  * Hilbert key over the whole extent goes to `keys`. JavaScript holds one chunk at a time.
  */
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
+import type { PositionTransform } from '../../core/geo/crs.ts';
 import { hilbertIndex } from '../../core/geo/hilbert.ts';
 import type { BBox, GeometryType } from '../../core/geo/wkb.ts';
 import { ConvertError } from './convert-error.ts';
@@ -21,11 +22,15 @@ export interface StagedShapes {
 const FLUSH_ROWS = 100_000;
 
 /**
- * Reads the geometry input of every row of `source` on `reader` and appends its shape to `shapes` on `writer`.
- * Every shape is checked to be longitude/latitude, since the output declares OGC:CRS84.
+ * Reads the geometry input of every row of `source` on `reader` and appends its shape to `shapes` on `writer`,
+ * reprojected by `transform` when the input is in another CRS. Every shape is checked to be longitude/latitude,
+ * since the output declares OGC:CRS84.
  * @throws ConvertError naming `label` and the row (1-based) whose geometry cannot be read.
  */
-export async function stageShapes(reader: DuckDBConnection, writer: DuckDBConnection, source: GeometrySource, label: string, onProgress?: (rows: number) => void): Promise<StagedShapes> {
+export async function stageShapes(
+  reader: DuckDBConnection, writer: DuckDBConnection, source: GeometrySource, label: string,
+  options: { transform?: PositionTransform | null; onProgress?: ((rows: number) => void) | undefined } = {},
+): Promise<StagedShapes> {
   await writer.run('CREATE TABLE shapes (row BIGINT, wkb BLOB, xmin DOUBLE, ymin DOUBLE, xmax DOUBLE, ymax DOUBLE)');
   const appender = await writer.createAppender('shapes');
   const result = await reader.stream(`SELECT rowid, ${selectGeometryInput(source).join(', ')} FROM source`);
@@ -40,8 +45,8 @@ export async function stageShapes(reader: DuckDBConnection, writer: DuckDBConnec
       const row = columns[0]![index] as bigint;
       let shape;
       try {
-        shape = encodeShape(source.kind, columns.slice(1).map((column) => column[index] ?? null));
-        if (shape?.bbox) assertLonLat(shape.bbox);
+        shape = encodeShape(source.kind, columns.slice(1).map((column) => column[index] ?? null), options.transform ?? null);
+        if (shape?.bbox) assertLonLat(shape.bbox, options.transform != null);
       } catch (error) {
         if (error instanceof RowError) throw new ConvertError(label, `row ${row + 1n}: ${error.message}`);
         throw error;
@@ -59,7 +64,7 @@ export async function stageShapes(reader: DuckDBConnection, writer: DuckDBConnec
       appender.endRow();
       if (++rows % FLUSH_ROWS === 0) appender.flushSync();
     }
-    onProgress?.(rows);
+    options.onProgress?.(rows);
   }
   appender.closeSync();
   return { rows, types: [...types].sort(), bbox: extent[0] <= extent[2] ? extent : null };
@@ -85,11 +90,14 @@ export async function stageHilbertKeys(reader: DuckDBConnection, writer: DuckDBC
   appender.closeSync();
 }
 
-function assertLonLat(bbox: BBox): void {
+/** A bbox outside −180…180, −90…90 is in another CRS (or, once reprojected, in the wrong one). */
+function assertLonLat(bbox: BBox, reprojected: boolean): void {
   const [xmin, ymin, xmax, ymax] = bbox;
-  if (!(xmin >= -180 && xmax <= 180 && ymin >= -90 && ymax <= 90)) {
-    throw new RowError(`its coordinates (${xmin}, ${ymin}) … (${xmax}, ${ymax}) are not longitude/latitude (−180…180, −90…90); geoshelf convert writes OGC:CRS84 only`);
-  }
+  if (xmin >= -180 && xmax <= 180 && ymin >= -90 && ymax <= 90) return;
+  const where = `(${xmin}, ${ymin}) … (${xmax}, ${ymax})`;
+  throw new RowError(reprojected
+    ? `its coordinates reprojected by --crs are ${where}, not longitude/latitude: is --crs the CRS the file is in?`
+    : `its coordinates ${where} are not longitude/latitude (−180…180, −90…90): name the CRS they are in with --crs (for example --crs EPSG:2056), and convert reprojects them`);
 }
 
 function growExtent(extent: BBox, bbox: BBox): void {
