@@ -26,7 +26,7 @@ export const BUILD_ERRORS = {
   },
   NoStorageLocation: {
     title: 'A source does not say which storage location it is in',
-    hint: 'Give the source a storage_location; it may be left out only while storage-locations.yaml defines exactly one.',
+    hint: 'Give the source a storage_location; it may be left out only while storage-locations.yaml defines exactly one, or exactly one for the data folder (base_url "{storage_base_url}").',
   },
   ReservedSlug: {
     title: 'A slug collides with a fixed route',

@@ -85,17 +85,7 @@ export async function listRemoteParts(location: StorageLocationModel, path: stri
   if (location.backend_type === 's3') {
     const { client, bucket, endpoint } = s3Of(location, env);
     const prefix = folder ? `${path}/` : stem;
-    const keys: string[] = [];
-    let token: string | undefined;
-    try {
-      do {
-        const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
-        for (const entry of page.Contents ?? []) if (entry.Key) keys.push(entry.Key);
-        token = page.IsTruncated ? page.NextContinuationToken : undefined;
-      } while (token);
-    } catch (error) {
-      throw explainS3(error, `s3://${bucket}/${prefix}`, bucket, endpoint);
-    }
+    const keys = (await listKeys(client, bucket, prefix, endpoint)).map((entry) => entry.key);
     const parts = folder ? keys : keys.filter(ofShapefile);
     if (!folder && !parts.includes(path)) throw new RemoteReadError(`s3://${bucket}/${path} does not exist (at ${endpoint})`, { missing: true });
     if (parts.length === 0) throw new RemoteReadError(`s3://${bucket}/${prefix} holds no objects (at ${endpoint})`);
@@ -117,6 +107,38 @@ export async function listRemoteParts(location: StorageLocationModel, path: stri
     if (there) found.push({ name: partPath.split('/').at(-1)!, path: partPath, object });
   }
   return found;
+}
+
+/** An object listed under a prefix: its key, size and when it was last written. */
+export interface ListedObject {
+  key: string;
+  size: number;
+  lastModified: Date;
+}
+
+/**
+ * Every object whose key starts with `prefix` in an s3 location's bucket, in key order. Throws `RemoteReadError`
+ * for a location that is not s3 (HTTP cannot list) and when the bucket cannot be listed.
+ */
+export async function listRemoteObjects(location: StorageLocationModel, prefix: string, env: NodeJS.ProcessEnv = process.env): Promise<ListedObject[]> {
+  if (location.backend_type !== 's3') throw new RemoteReadError(`storage location "${location.slug}" is ${location.backend_type}, which cannot be listed (s3 can)`);
+  const { client, bucket, endpoint } = s3Of(location, env);
+  return listKeys(client, bucket, prefix, endpoint);
+}
+
+async function listKeys(client: S3Client, bucket: string, prefix: string, endpoint: string): Promise<ListedObject[]> {
+  const listed: ListedObject[] = [];
+  let token: string | undefined;
+  try {
+    do {
+      const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+      for (const entry of page.Contents ?? []) if (entry.Key) listed.push({ key: entry.Key, size: entry.Size ?? 0, lastModified: entry.LastModified ?? new Date(0) });
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+  } catch (error) {
+    throw explainS3(error, `s3://${bucket}/${prefix}`, bucket, endpoint);
+  }
+  return listed;
 }
 
 /** Parts in the order `listSourceFiles` gives: the `.shp` first, then its sidecars in SHAPEFILE_PARTS order; a folder's by name. */

@@ -82,7 +82,7 @@ describe('record validation', () => {
     await expect(stat(config.distDir)).rejects.toThrow(/ENOENT/);
   });
 
-  it('lets sources leave out the storage location while the catalog has one, and names the choices when it has more', async () => {
+  it('lets sources leave out the storage location while the catalog has one, or one for the data folder, and names the choices otherwise', async () => {
     const one = '- slug: our-files\n  name: Our files\n  backend_type: http\n  base_url: "{storage_base_url}"\n';
     const record = ['slug: megacities', 'collection: maps', 'name: Megacities', 'files:', '  - slug: megacities', '    name: Megacities', '    formats:', '      - format: geoparquet', '        sources:', '          - version: 1', '            path: megacities.parquet', ''].join('\n');
     const formats = '- slug: geoparquet\n  format_type: geoparquet\n  name: GeoParquet\n';
@@ -93,9 +93,17 @@ describe('record validation', () => {
     expect(file.file.formats[0].sources[0].storage_location.slug).toBe('our-files');
     expect(file.file.formats[0].sources[0].source_metadata.feature_count).toBeGreaterThan(10);
 
-    const two = await makeTempCatalog({ 'storage-locations.yaml': `${one}- slug: archive\n  name: Archive\n  backend_type: http\n  base_url: https://archive.example.org\n`, 'formats.yaml': formats, 'datasets/megacities.yaml': record }, data);
+    // A bucket added beside the data folder: the sources that name no location are still in the data folder.
+    const archive = '- slug: archive\n  name: Archive\n  backend_type: http\n  base_url: https://archive.example.org\n';
+    const withBucket = await makeTempCatalog({ 'storage-locations.yaml': `${one}${archive}`, 'formats.yaml': formats, 'datasets/megacities.yaml': record }, data);
+    await buildCatalog({ config: withBucket.config });
+    const again = JSON.parse(await readFile(join(withBucket.config.distDir, 'api/collections/maps/datasets/megacities/files/megacities/index.json'), 'utf8'));
+    expect(again.file.formats[0].sources[0].storage_location.slug).toBe('our-files');
+
+    const mirror = '- slug: mirror\n  name: Mirror\n  backend_type: http\n  base_url: "{storage_base_url}/mirror"\n';
+    const two = await makeTempCatalog({ 'storage-locations.yaml': `${one}${archive}${mirror}`, 'formats.yaml': formats, 'datasets/megacities.yaml': record }, data);
     const problems = (await buildError(two.config)).issues.map((issue) => `${issue.code} ${issue.source}:${issue.line} ${issue.path}: ${issue.message}`);
-    expect(problems).toEqual(['NoStorageLocation datasets/megacities.yaml:10 files[0].formats[0].sources[0]: no storage_location, and storage-locations.yaml defines 2: our-files, archive']);
+    expect(problems).toEqual(['NoStorageLocation datasets/megacities.yaml:10 files[0].formats[0].sources[0]: no storage_location, and storage-locations.yaml defines 3: our-files, archive, mirror']);
   });
 
   it('reports a missing data file at the line of its path', async () => {

@@ -85,7 +85,7 @@ describe('the sample catalog with its data only in a bucket', () => {
     const again = await load(config, (line) => lines.push(line));
     expect(lines.some((line) => line.includes('in object storage whole'))).toBe(false);
     expect(sourcesOf(again.model).get([...mine.keys()][0]!)?.metadata).toEqual(mine.get([...mine.keys()][0]!)?.metadata);
-  });
+  }, 240_000);
 
   it('leaves out a twin the bucket does not hold current, and says which', async () => {
     const config = await sampleInBucket(bucket, sampleConfig(), BUCKET);
@@ -104,7 +104,7 @@ describe('the sample catalog with its data only in a bucket', () => {
     } finally {
       await bucket.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: twin, Body: saved }));
     }
-  });
+  }, 240_000);
 
   it('serves OGC items, queries and download-zip from a replica that holds no data file, as the local server does', async () => {
     const config = await sampleInBucket(bucket, sampleConfig(), BUCKET);
@@ -178,7 +178,7 @@ describe('the sample catalog with its data only in a bucket', () => {
       await remote.close();
       await local.close();
     }
-  });
+  }, 240_000);
 });
 
 /** The download-zip path of the first source of a format in a model. */

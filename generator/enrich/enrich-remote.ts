@@ -1,6 +1,4 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { hash } from 'node:crypto';
-import { basename, dirname, join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import type { CatalogModel, FileModel, SourceModel } from '../../core/model.ts';
 import type { ColumnSchema } from '../../schemas/column.ts';
@@ -9,21 +7,19 @@ import type { BuildIssue } from '../errors.ts';
 import type { RemoteDataFile } from '../model/build-model.ts';
 import type { RemoteObject, RemoteVersion } from '../../runtime/remote-object.ts';
 import { PmTilesFormatError, readPmTilesInfoFrom, type PmTilesInfo } from '../../runtime/pmtiles.ts';
-import { hashFile } from '../../runtime/source-files.ts';
 import { removeSources } from '../tiles/twins.ts';
 import { stampOf, twinStamp } from '../tiles/pmtiles-twin.ts';
 import { applyFacts, applyPmTilesInfo, storedFacts } from './apply-facts.ts';
 import { DataCache } from './data-cache.ts';
 import { hashColumns } from './column-stats.ts';
 import type { DataFacts } from './inspect-data-file.ts';
-import { FOOTER_FACTS_VERSION, inspectRemoteGeoParquet, readParquetTail, type FooterFacts } from './inspect-remote.ts';
-import { factsKey, INSPECTORS, MULTI_FILE } from './inspectors.ts';
+import { FOOTER_FACTS_VERSION, inspectRemoteGeoParquet, type FooterFacts } from './inspect-remote.ts';
+import { MULTI_FILE } from './inspectors.ts';
+import type { ReadPart } from './remote-whole.ts';
 import { createProgress, type ProgressReporter } from './progress.ts';
 
 /** Remote objects asked at once (a HEAD, or the ranges of a footer or a PMTiles header). */
 const REQUESTS_AT_ONCE = 16;
-/** Whole remote files read at once: each takes its size on disk until it is measured, and DuckDB's two threads. */
-const DOWNLOADS_AT_ONCE = 2;
 /** Missing twins named in the build's warning; the rest are counted. */
 const TWINS_NAMED = 5;
 
@@ -48,17 +44,7 @@ export interface RemoteEnrichment {
   read: { objects: number; bytes: number; ofBytes: number };
 }
 
-/** One object of a source, with the version its HEAD answered and its name in the source's download. */
-interface ReadPart {
-  name: string;
-  object: RemoteObject;
-  version: RemoteVersion;
-}
 
-/** What a build remembers of one version of a remote object, so it never reads those bytes again. */
-interface RemoteFileFacts {
-  sha256: string;
-}
 
 /**
  * Fills the metadata of sources stored in object storage. Every object is asked for its size and version (one
@@ -78,15 +64,12 @@ export async function enrichRemoteSources(model: CatalogModel, remoteFiles: Remo
   if (remoteFiles.length === 0) return result;
   // Loaded only when a catalog has remote sources: the S3 SDK is a large module.
   const { listRemoteParts, openRemoteObject, RemoteReadError } = await import('../../runtime/remote-object.ts');
+  const { openWholeReader } = await import('./remote-whole.ts');
   const footers = await DataCache.open<FooterFacts>(options.cacheDir, 'remote-facts.json', FOOTER_FACTS_VERSION);
-  const versions = await DataCache.open<RemoteFileFacts>(options.cacheDir, 'remote-files.json', 1);
+  const whole = await openWholeReader({ cacheDir: options.cacheDir, duckdb: options.duckdb, facts: options.facts });
   const scratchDir = join(options.cacheDir, 'remote-scratch');
   const sources = sourcesById(model);
   const usedFooters = new Set<string>();
-  const usedVersions = new Set<string>();
-  const downloads = createLimit(DOWNLOADS_AT_ONCE);
-  // The inspectors share one DuckDB instance and name their views alike: one file is inspected at a time.
-  const inspecting = createLimit(1);
   // The SHA-256 each GeoParquet file was read with, by path and location, for the stamps of their twins.
   const hashes = new Map<string, string>();
   const dataFiles = remoteFiles.filter((remote) => remote.twinOf === undefined);
@@ -94,60 +77,7 @@ export async function enrichRemoteSources(model: CatalogModel, remoteFiles: Remo
   const advance = createProgress('reading files in object storage', remoteFiles.length, options.progress);
   let done = 0;
 
-  /**
-   * The SHA-256 of one version of a source's objects, and their facts when the format has an inspector: read once,
-   * ever. A shapefile's or File Geodatabase's parts are read into one folder under their names, and hashed as
-   * `enrich-sources.ts` hashes the local files, so the same data has the same checksum wherever it is.
-   */
-  const readWhole = async (parts: ReadPart[], formatType: string, file: FileModel): Promise<{ sha256: string; facts: DataFacts | null }> => {
-    const versionKey = JSON.stringify(parts.map(({ object, version }) => [object.where, version.etag, version.size, version.lastModified]));
-    usedVersions.add(versionKey);
-    const inspect = INSPECTORS[formatType];
-    const keyOf = (sha256: string) => factsKey(formatType, sha256, file.layer_name);
-    const known = versions.get(versionKey);
-    const knownFacts = known && inspect ? options.facts.cache.get(keyOf(known.sha256)) : undefined;
-    if (known && (!inspect || knownFacts)) {
-      if (inspect) options.facts.used.add(keyOf(known.sha256));
-      return { sha256: known.sha256, facts: knownFacts ?? null };
-    }
-    // A file that is not Parquet is told by its last 8 bytes, before its whole is read.
-    if (formatType === 'geoparquet') await readParquetTail(parts[0]!.object, parts[0]!.version);
-    return downloads(async () => {
-      await mkdir(scratchDir, { recursive: true });
-      const folder = await mkdtemp(join(scratchDir, `${process.pid}-`));
-      try {
-        const hashes: [string, string][] = [];
-        for (const { name, object, version } of parts) {
-          // Each part keeps its name: GDAL and DuckDB tell formats by extension, and a shapefile finds its sidecars by stem.
-          const copy = join(folder, name);
-          await mkdir(dirname(copy), { recursive: true });
-          const read = await object.download(copy);
-          if (read.etag !== version.etag || read.size !== version.size) throw new RemoteReadError(`${object.where} changed while it was read; build again`);
-          result.read.objects++;
-          result.read.bytes += read.size;
-          result.read.ofBytes += read.size;
-          hashes.push([name, await hashFile(copy)]);
-        }
-        const sha256 = MULTI_FILE.has(formatType) ? hash('sha256', JSON.stringify(hashes), 'hex') : hashes[0]![1];
-        versions.set(versionKey, { sha256 });
-        if (!inspect) return { sha256, facts: null };
-        let facts = options.facts.cache.get(keyOf(sha256));
-        if (!facts) {
-          const main = join(folder, formatType === 'file_geodatabase' ? parts[0]!.name.split('/')[0]! : parts[0]!.name);
-          try {
-            facts = await inspecting(async () => inspect(await options.duckdb(), main, { scratchDir, layer: file.layer_name }));
-          } catch (error) {
-            throw new RemoteReadError(`it cannot be read as ${formatType}: ${(error as Error).message.split('\n')[0]!.replaceAll(`${folder}/`, '')}`);
-          }
-          options.facts.cache.set(keyOf(sha256), facts);
-        }
-        options.facts.used.add(keyOf(sha256));
-        return { sha256, facts };
-      } finally {
-        await rm(folder, { recursive: true, force: true });
-      }
-    });
-  };
+  const readWhole = (parts: ReadPart[], formatType: string, file: FileModel) => whole.read(parts, formatType, file.layer_name);
 
   const readOne = async (remote: RemoteDataFile, warn: (line: string) => void) => {
     const found = sources.get(remote.sourceId);
@@ -261,9 +191,12 @@ export async function enrichRemoteSources(model: CatalogModel, remoteFiles: Remo
   }
   // What was read is kept even when another source failed, so the next build reads only what it has not; entries
   // of sources no longer in the catalog go once a build succeeds.
-  const keep = (cache: DataCache<unknown>, used: Set<string>) => (result.issues.length === 0 ? used : new Set([...used, ...cache.keys()]));
-  await footers.save(keep(footers, usedFooters), new Set());
-  await versions.save(keep(versions, usedVersions), new Set());
+  const failed = result.issues.length > 0;
+  await footers.save(failed ? new Set([...usedFooters, ...footers.keys()]) : usedFooters, new Set());
+  await whole.save(failed);
+  result.read.objects += whole.downloaded.objects;
+  result.read.bytes += whole.downloaded.bytes;
+  result.read.ofBytes += whole.downloaded.bytes;
   const { objects, bytes, ofBytes } = result.read;
   if (objects > 0) {
     options.log(options.scan === 'full'
@@ -294,21 +227,6 @@ async function forEachAtOnce<T>(items: T[], atOnce: number, work: (item: T, inde
   }));
 }
 
-/** A limit of `count` tasks at once: the others wait their turn in order. */
-function createLimit(count: number): <T>(task: () => Promise<T>) => Promise<T> {
-  let running = 0;
-  const waiting: (() => void)[] = [];
-  return async (task) => {
-    if (running >= count) await new Promise<void>((resolve) => waiting.push(resolve));
-    running++;
-    try {
-      return await task();
-    } finally {
-      running--;
-      waiting.shift()?.();
-    }
-  };
-}
 
 /** Every source with its file and the type of its format. */
 export function sourcesById(model: CatalogModel): Map<number, { source: SourceModel; file: FileModel; formatType: string }> {

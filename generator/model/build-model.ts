@@ -146,7 +146,7 @@ export function buildModel(records: ParsedRecords, options: BuildModelOptions): 
       report('ReservedSlug', origin, ['slug'], `"${record.slug}" is reserved: /api/collections/{slug}/datasets/${record.slug} is a fixed route`);
       continue;
     }
-    const context = { ids, formats, storage, options, report, origin, localFiles, remoteFiles, fileOrigins, brokenSlugs: records.brokenSlugs, lowerDataFiles };
+    const context = { ids, formats, storage, defaultLocation: defaultStorageLocation(storage), options, report, origin, localFiles, remoteFiles, fileOrigins, brokenSlugs: records.brokenSlugs, lowerDataFiles };
     collection.datasets.push(resolveDataset(record, key, collection.id, context));
   }
 
@@ -167,10 +167,23 @@ export function sortByNameThenId<T extends { name: string; id: number }>(items: 
     .map(({ item }) => item);
 }
 
+/**
+ * The storage location of a source that names none: the only one, or among several the only one that is the data
+ * folder (`base_url` with `{storage_base_url}`). So a steward's local sources keep working when a bucket is added,
+ * and a source in object storage always names its location.
+ */
+function defaultStorageLocation(storage: Map<string, { local: boolean }>): string | undefined {
+  if (storage.size === 1) return [...storage.keys()][0];
+  const local = [...storage].filter(([, location]) => location.local);
+  return local.length === 1 ? local[0]![0] : undefined;
+}
+
 interface ResolveContext {
   ids: IdAllocator;
   formats: Map<string, FormatModel>;
   storage: Map<string, { model: StorageLocationModel; local: boolean }>;
+  /** Where a source without `storage_location` is: `defaultStorageLocation`. */
+  defaultLocation: string | undefined;
   options: BuildModelOptions;
   report: (code: BuildErrorCode, origin: RecordOrigin, path: PropertyKey[], message: string) => void;
   origin: RecordOrigin;
@@ -237,8 +250,7 @@ function resolveFile(record: FileRecord, fileIndex: number, key: string, dataset
         context.report('DuplicateSlug', context.origin, [...path, 'version'], `version "${source.version}" of format "${entry.format}" appears twice`);
         return;
       }
-      // With one storage location, a source may leave it out: a steward's catalog of one folder or one bucket.
-      const slug = source.storage_location ?? (context.storage.size === 1 ? [...context.storage.keys()][0]! : undefined);
+      const slug = source.storage_location ?? context.defaultLocation;
       if (slug === undefined) {
         const known = [...context.storage.keys()];
         context.report('NoStorageLocation', context.origin, path, `no storage_location, and storage-locations.yaml defines ${known.length === 0 ? 'none' : `${known.length}: ${known.join(', ')}`}`);
