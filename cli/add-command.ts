@@ -1,5 +1,5 @@
 /**
- * `geoshelf add PATH…`: records for data files in the data folder (generator/scaffold/add.ts). The collection comes
+ * `geoshelf add PATH…`: records for data files in the data folder or in object storage (generator/scaffold/add.ts). The collection comes
  * from `--collection`, or is asked for at a terminal.
  */
 import { createInterface } from 'node:readline/promises';
@@ -10,16 +10,17 @@ import { EXIT } from './exit-codes.ts';
 /** Adds `add` to the program. */
 export function defineAddCommand(program: Command, finish: Finish): void {
   program.command('add')
-    .summary('write catalog records for data files in the data folder')
+    .summary('write catalog records for data files in the data folder or in object storage')
     .description(
       'Reads each data file under the PATHs (files or folders inside GEOSHELF_DATA_DIR: GeoParquet, GeoJSON, shapefiles, ' +
-      'GeoPackages, File Geodatabases, PMTiles) that no source names yet, and writes a dataset record for it in ' +
+      'GeoPackages, File Geodatabases, PMTiles) that no source names yet, or in object storage (s3://bucket/prefix, listed ' +
+      'with the AWS variables; or the https:// URL of one file), and writes a dataset record for it in ' +
       'GEOSHELF_CATALOG_DIR: its name from the file name, one file record per layer, every column listed with a TODO ' +
-      'description to write, and one source. Formats, a storage location for the data folder and the collection are ' +
+      'description to write, and one source. Formats, a storage location for the data folder or the bucket, and the collection are ' +
       'added when the catalog lacks them. A record file that exists is never written, so running it again adds only ' +
       'what is new. Then edit the TODOs and run geoshelf build.',
     )
-    .argument('<paths...>', 'data files or folders inside the data folder')
+    .argument('<paths...>', 'data files or folders inside the data folder, s3://bucket/prefix keys, or https:// URLs of files')
     .option('--collection <slug>', 'the collection the new datasets go in (asked for at a terminal when left out)')
     .option('--version <version>', 'the version of every new source (default: the date each file was last modified)')
     .option('--convert', 'write GeoParquet beside each file that is not (geoshelf convert), as its GeoParquet source; CSV files are cataloged this way')

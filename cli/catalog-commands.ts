@@ -29,7 +29,7 @@ export function defineCatalogCommands(program: Command, finish: Finish): void {
     .summary('check the records and data as a build would, without writing dist/')
     .description(
       'Reads every record and data file as a build does and prints every problem with its file and line, then one ' +
-      'hint per kind of problem, and exits 1 if there is any; warnings are printed with ⚠ and do not fail it. It ' +
+      'hint per kind of problem, and exits 1 if there is any; warnings are printed with ⚠, one line per kind, and do not fail it. It ' +
       'writes nothing to GEOSHELF_DIST_DIR. Like a build, it keeps the facts it read in GEOSHELF_CACHE_DIR and makes ' +
       'the PMTiles twins that are missing or stale, so a build after it reads nothing again.',
     )
@@ -39,11 +39,11 @@ export function defineCatalogCommands(program: Command, finish: Finish): void {
 
 /** Checks the catalog and prints what it found; resolves with the exit code (1 when there are problems). */
 async function runCheck(options: { shallow?: boolean }): Promise<number> {
-  const [{ describeProgress, loadCommandConfig, printIssues }, { checkCatalog }] = await Promise.all([import('../generator/cli.ts'), import('../generator/check.ts')]);
+  const [{ describeProgress, loadCommandConfig, printIssues }, { checkCatalog }, { groupWarnings }] = await Promise.all([import('../generator/cli.ts'), import('../generator/check.ts'), import('../generator/warnings.ts')]);
   const config = loadCommandConfig(options);
   if (!config) return EXIT.failed;
   const result = await checkCatalog({ config, ...describeProgress(config) });
-  for (const warning of result.warnings) console.warn(`⚠ ${warning}`);
+  for (const warning of groupWarnings(result.warnings)) console.warn(`⚠ ${warning}`);
   const count = result.issues.length;
   if (count > 0) {
     printIssues(`The check found ${count} problem${count === 1 ? '' : 's'}.`, result.issues);

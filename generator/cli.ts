@@ -9,6 +9,7 @@ import { InputError, formatIssue } from '../schemas/parse.ts';
 import { buildCatalog } from './build.ts';
 import { createTerminalProgress, type ProgressReporter } from './enrich/progress.ts';
 import { BUILD_ERRORS, BuildError, type BuildIssue } from './errors.ts';
+import { groupWarnings } from './warnings.ts';
 
 /** What `geoshelf build` is asked for. */
 export interface BuildCommandOptions {
@@ -57,7 +58,7 @@ export async function runBuild(options: BuildCommandOptions): Promise<number> {
   if (!config) return EXIT.failed;
   try {
     const result = await buildCatalog({ config, full: options.full ?? false, ...describeProgress(config) });
-    for (const warning of result.warnings) console.warn(`⚠ ${warning}`);
+    for (const warning of groupWarnings(result.warnings)) console.warn(`⚠ ${warning}`);
     // Said even when quiet: in CI it shows whether the cached twins were taken (docs/ci-workflow.yml).
     const twins = result.twins.made + result.twins.current > 0 ? `; PMTiles twins: ${result.twins.made} made, ${result.twins.current} current` : '';
     console.log(`✔ ${result.documents} documents in ${config.distDir} (${result.mode}: ${result.written.length} written, ${result.removed.length} removed${twins})`);

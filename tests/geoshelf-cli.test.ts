@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { makeTempDir, makeTestConfig, ROOT } from './helpers/catalog.ts';
+import { makeTempCatalog, makeTempDir, makeTestConfig, ROOT } from './helpers/catalog.ts';
 import { childEnvironment } from './helpers/processes.ts';
 
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -94,6 +94,29 @@ describe('geoshelf check', () => {
     expect(result.status).toBe(0);
     expect(result.stdout).toContain(`✔ no problems in ${config.catalogDir}`);
     expect(existsSync(config.distDir)).toBe(false);
+  }, 120_000);
+});
+
+describe('geoshelf check warnings', () => {
+  it('prints warnings of one kind on one line with their count, and others as they are', async () => {
+    // Three shapefiles without their .prj: the same warning of three files.
+    const megacities = join(ROOT, 'catalog-data/data/geonames/megacities/3.1.0/megacities');
+    const data: Record<string, string> = {};
+    const files: string[] = [];
+    for (const name of ['east', 'north', 'south', 'west']) {
+      for (const part of ['shp', 'shx', 'dbf']) data[`${name}.${part}`] = `${megacities}.${part}`;
+      files.push(`  - slug: ${name}`, `    name: ${name}`, `    columns: { city_id: Id, name: Name, population: People, country: Country, feature_co: Code, admin_code: Admin, alt_countr: Other countries, municipali: Municipality }`,
+        '    formats:', '      - format: shapefile', '        sources:', '          - version: 1', `            path: ${name}.shp`);
+    }
+    const { config } = await makeTempCatalog({
+      'formats.yaml': '- slug: shapefile\n  format_type: shapefile\n  name: Shapefile\n',
+      'datasets/towns.yaml': ['slug: towns', 'collection: maps', 'name: Towns', 'files:', ...files, ''].join('\n'),
+    }, data);
+    const result = geoshelf(['check'], childEnvironment(config));
+    expect(result.status).toBe(0);
+    const warnings = result.stderr.split('\n').filter((line) => line.startsWith('⚠'));
+    const noCrs = warnings.filter((line) => line.includes('names no CRS'));
+    expect(noCrs).toEqual(['⚠ it names no CRS (a shapefile without its .prj?), so its coordinates are taken as longitude/latitude (4 files: east.shp, north.shp, south.shp and 1 more)']);
   }, 120_000);
 });
 

@@ -4,7 +4,9 @@
  * File Geodatabase) in a collection, with its columns listed for description, its format and one source. The
  * formats it needs are added to `formats.yaml`, a storage location for the data folder to
  * `storage-locations.yaml` when there is none, and the collection's record when it is new. A record file that
- * exists is never written: running it again adds only what is new.
+ * exists is never written: running it again adds only what is new. Files in object storage (`s3://` prefixes,
+ * `https://` URLs; `add-remote.ts`) are read once through the build's remote reader, and their sources name the
+ * location of their bucket or server, added when the catalog has none.
  */
 import { appendFile, mkdir, readdir, realpath, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, extname, join, relative, sep } from 'node:path';
@@ -19,9 +21,17 @@ import { DATA_FACTS_VERSION, type DataFacts } from '../enrich/inspect-data-file.
 import { factsKey, INSPECTORS } from '../enrich/inspectors.ts';
 import { measure } from '../enrich/enrich-sources.ts';
 import { listGdalLayers } from '../enrich/inspect-gdal.ts';
+import type { StorageLocationRecord } from '../../schemas/records/storage-location-record.ts';
+import type { WholeReader } from '../enrich/remote-whole.ts';
+import { MULTI_FILE } from '../enrich/inspectors.ts';
+import { isRemotePath, type RemoteLocation } from './add-remote.ts';
+import { slugOf, uniqueSlug } from './slugs.ts';
 
 /** Tables of text that `--convert` turns into GeoParquet (longitude/latitude or WKT columns). */
 const CSV_EXTENSIONS = new Set(['.csv', '.tsv']);
+
+/** The `base_url` of a storage location that is the data folder. */
+const STORAGE_PLACEHOLDER = '{storage_base_url}';
 
 /** What a description still to be written says; the build counts these as undescribed. */
 export const TODO_DESCRIPTION = 'TODO: describe this column';
@@ -45,7 +55,10 @@ const FORMAT_RECORDS: Record<string, { slug: string; name: string; mime_type: st
 /** What to add, and where from. */
 export interface AddOptions {
   config: Config;
-  /** Files or folders inside the data folder (absolute, or relative to the working directory). */
+  /**
+   * Files or folders inside the data folder (absolute, or relative to the working directory), and objects or
+   * prefixes in object storage (`s3://bucket/prefix`, or the `https://` URL of one file).
+   */
   paths: string[];
   /** Slug of the collection the new datasets go in. */
   collection: string;
@@ -58,6 +71,8 @@ export interface AddOptions {
    */
   convert?: boolean;
   log?: (line: string) => void;
+  /** Where the AWS variables are read from (the S3 endpoint and credentials); process.env by default. */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** What `add` did: the record files it wrote (relative to the catalog folder), and the data it left alone and why. */
@@ -73,8 +88,12 @@ export class AddError extends Error {
 
 /** One data file to describe. */
 interface DataFile {
-  /** Path inside the data folder, `/`-separated: the source's `path`. */
+  /** Path inside the data folder or its storage location, `/`-separated: the source's `path`. */
   path: string;
+  /** The storage location of a file in object storage; none for the data folder. */
+  remote?: RemoteLocation;
+  /** How messages name it: its path in the data folder, its `s3://` key or its URL. */
+  label: string;
   formatType: string;
   modified: Date;
   /** With `--convert`, the GeoParquet file made of each layer of a GeoPackage or File Geodatabase. */
@@ -85,24 +104,40 @@ interface DataFile {
 export async function addRecords(options: AddOptions): Promise<AddResult> {
   const { config } = options;
   const log = options.log ?? (() => undefined);
-  const dataDir = await realpath(config.dataDir).catch(() => {
+  const env = options.env ?? process.env;
+  const result: AddResult = { written: [], skipped: [] };
+  const remotePaths = options.paths.filter(isRemotePath);
+  const localPaths = options.paths.filter((path) => !isRemotePath(path));
+  const dataDir = localPaths.length === 0 ? config.dataDir : await realpath(config.dataDir).catch(() => {
     throw new AddError(`the data folder ${config.dataDir} does not exist (GEOSHELF_DATA_DIR): put the files in it, or point it at their folder`);
   });
-  const result: AddResult = { written: [], skipped: [] };
-  const found = await findDataFiles(dataDir, options.paths, result, options.convert ?? false);
+  const found = localPaths.length === 0 ? [] : await findDataFiles(dataDir, localPaths, result, options.convert ?? false);
   // A steward starts from an empty folder, or from none.
   await mkdir(config.catalogDir, { recursive: true });
   const parsed = parseRecords(await readRecordFiles(config.catalogDir)).records;
-  const named = new Set(parsed.datasets.flatMap(({ record }) => record.files.flatMap((file) => file.formats.flatMap((format) => format.sources.map((source) => source.path)))));
+  const locations = parsed.storageLocations.map(({ record }) => record);
+  const remote = remotePaths.length === 0 ? { files: [], added: [] } : await findRemoteFiles(remotePaths, locations, env, result);
+  found.push(...remote.files);
+  // A source names a local file when it is in a location of the data folder (named, or left out as the default).
+  const inDataFolder = new Set(locations.filter((location) => location.base_url.includes(STORAGE_PLACEHOLDER)).map((location) => location.slug));
+  const defaultLocation = locations.length === 1 ? locations[0]!.slug : inDataFolder.size === 1 ? [...inDataFolder][0] : undefined;
+  const keyOf = (location: string | undefined, path: string) => {
+    const slug = location ?? defaultLocation;
+    return `${slug === undefined || inDataFolder.has(slug) ? '' : slug}\u0000${path}`;
+  };
+  const sources = parsed.datasets.flatMap(({ record }) => record.files.flatMap((file) => file.formats.flatMap((format) => format.sources)));
+  const named = new Set(sources.flatMap((source) => (source.path === undefined ? [] : [keyOf(source.storage_location, source.path)])));
   let fresh = found.filter((file) => {
-    if (!named.has(file.path)) return true;
-    result.skipped.push({ path: file.path, reason: 'a source names it already' });
+    if (!named.has(keyOf(file.remote?.slug, file.path))) return true;
+    result.skipped.push({ path: file.label, reason: 'a source names it already' });
     return false;
   });
   if (options.convert) fresh = await convertAll(fresh, dataDir, result, log);
   if (fresh.length === 0) return result;
 
-  const location = await ensureStorageLocation(config.catalogDir, parsed.storageLocations.map(({ record }) => record), result);
+  const newLocations = remote.added.filter((added) => fresh.some((file) => file.remote?.slug === added.slug));
+  if (fresh.some((file) => !file.remote)) newLocations.push(...dataFolderLocation(locations, sources.some((source) => source.storage_location === undefined)));
+  if (newLocations.length > 0) await appendRecords(config.catalogDir, 'storage-locations.yaml', newLocations, result);
   const formats = await ensureFormats(config.catalogDir, parsed.formats.map(({ record }) => record), [...fresh, ...fresh.flatMap((file) => [...(file.layerFiles?.values() ?? [])])], result);
   if (!parsed.collections.some(({ record }) => record.slug === options.collection)) {
     await writeRecord(config.catalogDir, `collections/${options.collection}.yaml`, { slug: options.collection, name: titleOf(options.collection), description: 'TODO: what this collection gathers and where it comes from.' }, result);
@@ -113,6 +148,9 @@ export async function addRecords(options: AddOptions): Promise<AddResult> {
   const usedPaths = new Set<string>(cache.paths());
   let instance: DuckDBInstance | undefined;
   const duckdb = async () => (instance ??= await (await import('@duckdb/node-api')).DuckDBInstance.create(':memory:', { threads: '2' }));
+  let reader: Promise<WholeReader> | undefined;
+  const remoteReader = () => (reader ??= import('../enrich/remote-whole.ts').then(({ openWholeReader }) => openWholeReader({ cacheDir: config.cacheDir, duckdb, facts: { cache, used: new Set() } })));
+  const context: ReadContext = { cache, usedPaths, dataDir, duckdb, scratchDir: config.cacheDir, remoteReader, env };
   try {
     for (const group of groupByStem(fresh)) {
       const stem = stemOf(group[0]!.path);
@@ -122,12 +160,14 @@ export async function addRecords(options: AddOptions): Promise<AddResult> {
       for (const file of group) {
         let layers: { layer: string | null; columns: string[] }[];
         try {
-          layers = await describeLayers(join(dataDir, file.path), file.formatType, { cache, usedPaths, dataDir, duckdb, scratchDir: config.cacheDir });
+          layers = file.remote ? await describeRemoteLayers(file, context) : await describeLayers(join(dataDir, file.path), file.formatType, context);
         } catch (error) {
-          result.skipped.push({ path: file.path, reason: `it cannot be read as ${file.formatType}: ${(error as Error).message.split('\n')[0]}` });
+          const message = (error as Error).message.split('\n')[0]!;
+          result.skipped.push({ path: file.label, reason: message.startsWith('it cannot be read') ? message : `it cannot be read as ${file.formatType}: ${message}` });
           continue;
         }
-        const source = { version: options.version ?? file.modified.toISOString().slice(0, 10), path: file.path, ...(location ? { storage_location: location } : {}) };
+        // A file in object storage names its location; one in the data folder is in the default location.
+        const source = { version: options.version ?? file.modified.toISOString().slice(0, 10), path: file.path, ...(file.remote ? { storage_location: file.remote.slug } : {}) };
         const format = { format: formats.get(file.formatType)!, sources: [source] };
         for (const { layer, columns } of layers) {
           // The formats of one file (same folder and name) are one file record; each layer of a GeoPackage is one of its own.
@@ -149,9 +189,10 @@ export async function addRecords(options: AddOptions): Promise<AddResult> {
       if (files.length === 0) continue;
       const record = { slug, collection: options.collection, name: titleOf(stem), description: 'TODO: what this dataset holds, where it comes from, and what it is good for.', files };
       await writeRecord(config.catalogDir, `datasets/${options.collection}/${slug}.yaml`, record, result);
-      log(`${group.map((file) => file.path).join(', ')}: dataset "${slug}" with ${files.length} file${files.length === 1 ? '' : 's'}`);
+      log(`${group.map((file) => file.label).join(', ')}: dataset "${slug}" with ${files.length} file${files.length === 1 ? '' : 's'}`);
     }
     await cache.save(new Set(cache.keys()), usedPaths);
+    await (await reader)?.save(true);
   } finally {
     instance?.closeSync();
   }
@@ -177,7 +218,7 @@ async function convertAll(files: DataFile[], dataDir: string, result: AddResult,
         log(`${file.path}${layer === undefined ? '' : ` (layer ${layer})`}: converted to ${output}`);
       }
       paths.add(output);
-      return { path: output, formatType: 'geoparquet', modified: file.modified };
+      return { path: output, label: output, formatType: 'geoparquet', modified: file.modified };
     } catch (error) {
       result.skipped.push({ path: file.path, reason: `not converted: ${(error as Error).message}` });
       return undefined;
@@ -185,6 +226,11 @@ async function convertAll(files: DataFile[], dataDir: string, result: AddResult,
   };
   const stem = (file: DataFile) => file.path.slice(0, file.path.length - extname(file.path).length);
   for (const file of files) {
+    if (file.remote) {
+      out.push(file);
+      if (file.formatType !== 'geoparquet' && file.formatType !== 'pmtiles') result.skipped.push({ path: file.label, reason: 'not converted, as it is in object storage: convert a copy with geoshelf convert, put it beside, and add that' });
+      continue;
+    }
     if (file.formatType === 'csv' || (file.formatType === 'geoparquet' && !(await hasGeoMetadata(join(dataDir, file.path))))) {
       // The CSV or plain Parquet file itself is no format of the catalog: its conversion stands for it.
       const converted = await convert(file, `${stem(file)}${file.formatType === 'csv' ? '' : '.geo'}.parquet`);
@@ -233,7 +279,8 @@ function groupByStem(files: DataFile[]): DataFile[][] {
   const groups = new Map<string, DataFile[]>();
   for (const file of files) {
     const multiLayer = file.formatType === 'geopackage' || file.formatType === 'file_geodatabase';
-    const key = multiLayer ? file.path : `${dirname(file.path)}/${stemOf(file.path)}`.toLowerCase();
+    const where = file.remote ? `${file.remote.slug}:` : '';
+    const key = multiLayer ? `${where}${file.path}` : `${where}${dirname(file.path)}/${stemOf(file.path)}`.toLowerCase();
     groups.set(key, [...(groups.get(key) ?? []), file]);
   }
   // GeoParquet first: the format the data dictionary and the queries read.
@@ -251,7 +298,7 @@ async function findDataFiles(dataDir: string, paths: string[], result: AddResult
     if (inside.startsWith('..') || inside === '' && !info.isDirectory()) throw new AddError(`${path} is not inside the data folder ${dataDir} (GEOSHELF_DATA_DIR): sources name files by their path in it`);
     const formatType = FORMAT_BY_EXTENSION[extname(path).toLowerCase()] ?? (convert && CSV_EXTENSIONS.has(extname(path).toLowerCase()) ? 'csv' : undefined);
     if (formatType && (info.isFile() || formatType === 'file_geodatabase')) {
-      files.set(inside, { path: inside, formatType, modified: info.mtime });
+      files.set(inside, { path: inside, label: inside, formatType, modified: info.mtime });
       return;
     }
     if (!info.isDirectory()) {
@@ -262,14 +309,58 @@ async function findDataFiles(dataDir: string, paths: string[], result: AddResult
     for (const entry of (await readdir(path)).sort()) if (!entry.startsWith('.')) await visit(join(path, entry));
   };
   for (const path of paths) await visit(await realpath(path).catch(() => path));
-  // The archive beside a GeoParquet file is its twin, which the build makes and lists itself.
+  return withoutTwins(files, result);
+}
+
+/** The files, without the archive beside a GeoParquet file: its twin, which the build makes and lists itself. */
+function withoutTwins(files: Map<string, DataFile>, result: AddResult): DataFile[] {
   for (const file of files.values()) {
     if (file.formatType === 'pmtiles' && files.get(file.path.replace(/\.pmtiles$/i, '.parquet'))?.formatType === 'geoparquet') {
       files.delete(file.path);
-      result.skipped.push({ path: file.path, reason: 'it is the PMTiles twin of the GeoParquet file beside it, which the build makes and lists' });
+      result.skipped.push({ path: file.label, reason: 'it is the PMTiles twin of the GeoParquet file beside it, which the build makes and lists' });
     }
   }
   return [...files.values()].sort((a, b) => (a.path < b.path ? -1 : 1));
+}
+
+/**
+ * The data files under remote PATHs (`add-remote.ts`), each with its storage location, and the locations to add
+ * to `storage-locations.yaml`. Sidecars are part of their shapefile; other objects are skipped with the reason.
+ */
+async function findRemoteFiles(paths: string[], records: StorageLocationRecord[], env: NodeJS.ProcessEnv, result: AddResult): Promise<{ files: DataFile[]; added: StorageLocationRecord[] }> {
+  const { listRemoteEntries, locateRemotePath } = await import('./add-remote.ts');
+  const { RemoteReadError } = await import('../../runtime/remote-object.ts');
+  const known = [...records];
+  const taken = new Set(records.map((record) => record.slug));
+  const added: StorageLocationRecord[] = [];
+  const files: DataFile[] = [];
+  for (const path of paths) {
+    let entries;
+    let location: RemoteLocation;
+    try {
+      let key: string;
+      ({ location, key } = locateRemotePath(path, known, taken, env));
+      entries = await listRemoteEntries(location, key, path, env);
+    } catch (error) {
+      if (error instanceof RemoteReadError) throw new AddError(error.message);
+      throw error;
+    }
+    if (location.added) {
+      known.push(location.added);
+      added.push(location.added);
+    }
+    const found = new Map<string, DataFile>();
+    for (const entry of entries) {
+      const extension = extname(entry.path).toLowerCase();
+      const label = location.model.backend_type === 's3' ? `s3://${location.model.config!.bucket}/${entry.path}` : `${location.model.config!.base_url}/${entry.path}`;
+      const formatType = FORMAT_BY_EXTENSION[extension];
+      if (formatType) found.set(entry.path, { path: entry.path, label, formatType, modified: entry.modified, remote: location });
+      else if (CSV_EXTENSIONS.has(extension)) result.skipped.push({ path: label, reason: 'a CSV is cataloged as the GeoParquet file made of it: convert a copy with geoshelf convert, put it beside, and add that' });
+      else if (!isSidecar(entry.path)) result.skipped.push({ path: label, reason: `geoshelf does not catalog ${extension || 'extension-less'} files` });
+    }
+    files.push(...withoutTwins(found, result));
+  }
+  return { files, added };
 }
 
 /** A shapefile's sidecar or a twin-to-be's neighbour: part of another data file, not one of its own. */
@@ -279,6 +370,9 @@ function isSidecar(path: string): boolean {
 
 interface ReadContext {
   cache: DataCache<DataFacts>;
+  /** The reader of files in object storage, opened on first use. */
+  remoteReader: () => Promise<WholeReader>;
+  env: NodeJS.ProcessEnv;
   /** Paths whose hashes this run used, added to: kept in the cache's memo with those it had. */
   usedPaths: Set<string>;
   dataDir: string;
@@ -294,10 +388,40 @@ interface ReadContext {
 async function describeLayers(path: string, formatType: string, context: ReadContext): Promise<{ layer: string | null; columns: string[] }[]> {
   if (formatType === 'pmtiles') return [{ layer: null, columns: [] }];
   if (formatType === 'geopackage') return describeGeoPackage(path);
+  const { sha256 } = await measure({ path, relative: relative(context.dataDir, path).split(sep).join('/'), formatType }, context.cache, context.usedPaths, context.dataDir);
+  return inspectLayers(path, formatType, sha256, context);
+}
+
+/**
+ * The layers of a file in object storage and each one's columns, read as the build reads it, into the build's
+ * caches: a GeoPackage's from its tables, a File Geodatabase's layers each inspected, in one download.
+ */
+async function describeRemoteLayers(file: DataFile, context: ReadContext): Promise<Layer[]> {
+  if (file.formatType === 'pmtiles') return [{ layer: null, columns: [] }];
+  const { listRemoteParts, openRemoteObject } = await import('../../runtime/remote-object.ts');
+  const location = file.remote!.model;
+  const listed = MULTI_FILE.has(file.formatType)
+    ? await listRemoteParts(location, file.path, file.formatType, context.env)
+    : [{ name: basename(file.path), object: openRemoteObject(location, file.path, context.env) }];
+  const parts = await Promise.all(listed.map(async ({ name, object }) => ({ name, object, version: await object.head() })));
+  const reader = await context.remoteReader();
+  if (file.formatType === 'geopackage') return reader.withCopy(parts, file.formatType, async (path) => describeGeoPackage(path));
+  if (file.formatType === 'file_geodatabase') return reader.withCopy(parts, file.formatType, (path, sha256) => inspectLayers(path, file.formatType, sha256, context));
+  const { facts } = await reader.read(parts, file.formatType, null);
+  return [{ layer: null, columns: columnsOf(facts!) }];
+}
+
+/** A layer of a data file, and the columns to describe (not its geometry and bbox). */
+interface Layer {
+  layer: string | null;
+  columns: string[];
+}
+
+/** Each layer's columns, from the cache of facts by the file's SHA-256, or inspected and kept there. */
+async function inspectLayers(path: string, formatType: string, sha256: string, context: ReadContext): Promise<Layer[]> {
   const layers = formatType === 'file_geodatabase' ? await listGdalLayers(path) : [null];
   const inspect = INSPECTORS[formatType]!;
-  const { sha256 } = await measure({ path, relative: relative(context.dataDir, path).split(sep).join('/'), formatType }, context.cache, context.usedPaths, context.dataDir);
-  const described: { layer: string | null; columns: string[] }[] = [];
+  const described: Layer[] = [];
   for (const layer of layers) {
     const key = factsKey(formatType, sha256, layer);
     let facts = context.cache.get(key);
@@ -305,9 +429,13 @@ async function describeLayers(path: string, formatType: string, context: ReadCon
       facts = await inspect(await context.duckdb(), path, { scratchDir: context.scratchDir, layer });
       context.cache.set(key, facts);
     }
-    described.push({ layer, columns: facts.columns.map((column) => column.name).filter((name) => name !== facts!.geometry?.column && name !== 'bbox') });
+    described.push({ layer, columns: columnsOf(facts) });
   }
   return described;
+}
+
+function columnsOf(facts: DataFacts): string[] {
+  return facts.columns.map((column) => column.name).filter((name) => name !== facts.geometry?.column && name !== 'bbox');
 }
 
 /** A GeoPackage's feature layers and their attribute columns, from its tables. */
@@ -328,14 +456,20 @@ function describeGeoPackage(path: string): { layer: string | null; columns: stri
   }
 }
 
-/** The slug of the storage location new sources name, or undefined when they may leave it out (the catalog has one). */
-async function ensureStorageLocation(catalogDir: string, locations: { slug: string; base_url: string }[], result: AddResult): Promise<string | undefined> {
-  if (locations.length === 1) return undefined;
-  const local = locations.find((location) => location.base_url === '{storage_base_url}');
-  if (local) return local.slug;
-  if (locations.length > 1) throw new AddError('storage-locations.yaml has no location for the data folder (base_url "{storage_base_url}"): add one, and run add again');
-  await writeRecord(catalogDir, 'storage-locations.yaml', [{ slug: 'data', name: 'Data folder', backend_type: 'http', description: 'The data folder (GEOSHELF_DATA_DIR), served under /data; in production, the address set in GEOSHELF_STORAGE_BASE_URL.', base_url: '{storage_base_url}' }], result);
-  return undefined;
+/**
+ * The location to add for the data folder, when the catalog has none: sources in the data folder then leave
+ * `storage_location` out, as it is the only one for the data folder (the build's default).
+ */
+function dataFolderLocation(locations: StorageLocationRecord[], someLeaveItOut: boolean): StorageLocationRecord[] {
+  const local = locations.filter((location) => location.base_url.includes(STORAGE_PLACEHOLDER));
+  if (local.length === 1) return [];
+  if (local.length > 1) throw new AddError(`storage-locations.yaml has ${local.length} locations for the data folder (base_url "${STORAGE_PLACEHOLDER}…"): sources must name theirs, so add cannot choose`);
+  // The sources that leave it out are in the only location, a bucket; a location for the data folder would take them.
+  if (locations.length === 1 && someLeaveItOut) {
+    throw new AddError(`the sources that leave out storage_location are in "${locations[0]!.slug}", the catalog's only location; give them storage_location: ${locations[0]!.slug}, then add files of the data folder`);
+  }
+  const slug = uniqueSlug('data', new Set(locations.map((location) => location.slug)));
+  return [{ slug, name: 'Data folder', backend_type: 'http', description: 'The data folder (GEOSHELF_DATA_DIR), served under /data; in production, the address set in GEOSHELF_STORAGE_BASE_URL.', base_url: STORAGE_PLACEHOLDER }];
 }
 
 /** The slug of a format of each type the new files need, adding to `formats.yaml` those it lacks (and PMTiles, for the twins). */
@@ -347,14 +481,16 @@ async function ensureFormats(catalogDir: string, formats: { slug: string; format
   const missing = [...needed].filter((type) => !slugs.has(type)).map((type) => ({ format_type: type, ...FORMAT_RECORDS[type]! }));
   if (missing.length === 0) return slugs;
   for (const format of missing) slugs.set(format.format_type, format.slug);
-  const path = join(catalogDir, 'formats.yaml');
-  const entries = missing.map(({ slug, format_type, name, description, mime_type }) => ({ slug, format_type, name, description, mime_type }));
-  const exists = await stat(path).then(() => true, () => false);
-  // The steward's own entries stay as they wrote them: new ones are appended after them.
-  if (exists) await appendFile(path, `\n${stringify(entries)}`);
-  else await writeRecord(catalogDir, 'formats.yaml', entries, result);
-  if (exists) result.written.push('formats.yaml');
+  await appendRecords(catalogDir, 'formats.yaml', missing.map(({ slug, format_type, name, description, mime_type }) => ({ slug, format_type, name, description, mime_type })), result);
   return slugs;
+}
+
+/** Adds entries to a list file (`formats.yaml`, `storage-locations.yaml`): the steward's own stay as they wrote them, the new ones after them. */
+async function appendRecords(catalogDir: string, file: string, entries: object[], result: AddResult): Promise<void> {
+  const path = join(catalogDir, file);
+  if (!(await stat(path).then(() => true, () => false))) return writeRecord(catalogDir, file, entries, result);
+  await appendFile(path, `\n${stringify(entries, { lineWidth: 0 })}`);
+  if (!result.written.includes(file)) result.written.push(file);
 }
 
 /** Writes a new record file; one that exists is left as it is. */
@@ -382,19 +518,7 @@ function stemOf(path: string): string {
   return basename(path, extname(path)).replace(/\.geo$/i, '');
 }
 
-/** A slug from a file or layer name: lower case, letters and digits, single hyphens. */
-export function slugOf(name: string): string {
-  const slug = name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
-  return slug || 'data';
-}
 
-/** `slug`, or `slug-2`, `slug-3`… when it is taken. */
-function uniqueSlug(slug: string, taken: Set<string>): string {
-  if (!taken.has(slug)) return slug;
-  let index = 2;
-  while (taken.has(`${slug}-${index}`)) index++;
-  return `${slug}-${index}`;
-}
 
 /** A name from a file name: `roads_2024` → `Roads 2024`. */
 function titleOf(name: string): string {
