@@ -6,8 +6,8 @@ import type { QueryResult } from '../schemas/query.ts';
 import { createColumn, createWkbColumn } from './arrow-columns.ts';
 import { queryFailure } from './errors.ts';
 import { shapePage, type PageContext } from './page.ts';
-import type { QueryTask } from './protocol.ts';
-import { readPageRows } from './run-task.ts';
+import { readPageRows } from './page-rows.ts';
+import type { ArrowPageValue, QueryTask } from './protocol.ts';
 import type { StepName } from './steps.ts';
 import { createValueConverter, projectGeometry } from './values.ts';
 
@@ -20,17 +20,6 @@ import { createValueConverter, projectGeometry } from './values.ts';
 
 /** Schema metadata key of a page's facts: the QueryResult fields but rows, columns, map_configuration and the token. */
 export const ARROW_PAGE_METADATA_KEY = 'geoshelf:page';
-
-/** What an Arrow page task returns: the stream (schema and one record batch) and what the page needs besides. */
-export interface ArrowPageValue {
-  ipc: Uint8Array;
-  rowCount: number;
-  hasMore: boolean;
-  truncated: boolean;
-  warnings: string[];
-  bytesRead: number;
-  geometryColumn: string | null;
-}
 
 /** An Arrow page as a surface answers it: the stream, and its facts for headers. */
 export interface ArrowPage {

@@ -2,52 +2,32 @@ import { mkdtemp, open, rm, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { DuckDBTypeId, type DuckDBConnection, type DuckDBDataChunk, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
-import { RecordBatch, Table, tableToIPC } from 'apache-arrow';
-import proj4 from 'proj4';
-import type { DownloadFormat } from '../core/api/catalog/routes.ts';
-import { isLonLat } from '../core/geo/crs.ts';
-import type { Geometry } from '../core/geo/wkb.ts';
-import { createExtent, finishExtent, inspectWkb, WKB_TYPE_NAMES } from '../core/geo/wkb-inspect.ts';
-import { geometryToWkt } from '../core/geo/wkt.ts';
-import { createArrowBatchBuilder, crsOfType, parseJsonObject } from './arrow.ts';
+import { DuckDBTypeId, type DuckDBConnection, type DuckDBType } from '@duckdb/node-api';
+import { CSV_WRITER } from './download-csv.ts';
+import type { DownloadFormat } from '../core/api/download-formats.ts';
+import { GEOJSON_WRITER } from './download-geojson.ts';
+import { PARQUET_WRITER } from './download-parquet.ts';
+import type { DownloadWriter, ResultWriter } from './download-writer.ts';
 import { queryFailure } from './errors.ts';
-import type { QueryTask } from './protocol.ts';
-import { shapeOf, subquery, type ResultShape } from './run-task.ts';
-import { createValueConverter, type JsonValue } from './values.ts';
+import type { ExportValue, QueryTask } from './protocol.ts';
+import { shapeOf, subquery, type ResultShape } from './result-shape.ts';
 
 /**
- * Whole results as files (the `export` task kind): GeoParquet 1.1, GeoJSON (RFC 7946) or CSV (RFC 4180), at
- * most the download row limit. The worker streams the result from its sandbox chunk by chunk and writes the
- * file itself, into a private folder the API process made for this one task; DuckDB never writes (its sandbox
- * keeps external access off), so a query can write nothing anywhere. CSV and GeoJSON hold one chunk in memory
- * at a time; GeoParquet holds the whole result as Arrow, then parquet-wasm writes it with its `geo` metadata.
+ * Whole results as files (the `export` task kind), in a download format (core/api/download-formats.ts), at most the
+ * download row limit. The worker streams the result from its sandbox chunk by chunk through the format's writer
+ * and writes the file itself, into a private folder the API process made for this one task; DuckDB never writes
+ * (its sandbox keeps external access off), so a query can write nothing anywhere.
  */
 
-/** What an export task returns. */
-export interface ExportValue {
-  rows: number;
-  bytes: number;
-  warnings: string[];
-}
+/** The writer of each download format: the compiler asks for one here when a format is declared. */
+const WRITERS: Record<DownloadFormat, DownloadWriter> = { parquet: PARQUET_WRITER, geojson: GEOJSON_WRITER, csv: CSV_WRITER };
 
 /** A task writing a whole result to `path`. */
 export type ExportTask = Extract<QueryTask, { kind: 'export' }>;
 
-/** Turns chunks of rows into the bytes or text of one file format. */
-interface ResultWriter {
-  start: () => string;
-  write: (chunk: DuckDBDataChunk) => string;
-  end: () => Promise<string | Uint8Array>;
-  warnings: () => Iterable<string>;
-}
-
-/**
- * GeoParquet files declare their CRS as PROJJSON, which proj4 cannot write: a download in another CRS than
- * longitude/latitude cannot say what it is, so it is refused before anything runs.
- */
+/** Refuses, before anything runs, a download its format cannot write (a result_crs it cannot declare). */
 export function checkDownload(format: DownloadFormat, resultCrs: string | undefined): void {
-  if (format === 'parquet' && resultCrs !== undefined && !isLonLat(resultCrs)) throw queryFailure('download_crs_not_supported', resultCrs);
+  if (resultCrs !== undefined) WRITERS[format].checkCrs?.(resultCrs);
 }
 
 /** Runs an export task in its sandbox: at most `maxRows` rows, or the whole task fails with `download_too_many_rows`. */
@@ -80,124 +60,10 @@ function put(file: FileHandle, data: string | Uint8Array): Promise<unknown> {
   return typeof data === 'string' ? file.write(data) : file.write(data);
 }
 
+/** The writer of the task's format, for a result with these columns. */
 function createWriter(task: ExportTask, names: string[], types: DuckDBType[], shape: ResultShape): ResultWriter {
   const geometries = new Set(names.flatMap((name, index) => (name === shape.geometry || types[index]!.typeId === DuckDBTypeId.GEOMETRY ? [index] : [])));
-  if (task.format === 'parquet') return parquetWriter(names, types, shape, geometries);
-  // GeoJSON is WGS84 longitude/latitude by definition (RFC 7946 §4), whatever result_crs asks.
-  const project = task.format === 'csv' && task.resultCrs !== undefined ? proj4('EPSG:4326', task.resultCrs).forward : undefined;
-  const converter = createValueConverter({ plainLists: true, ...(project ? { project: (position) => project(position) as [number, number] } : {}) });
-  const convert = (values: DuckDBValue[], index: number) => converter.convert(values[index] ?? null, geometries.has(index));
-  const writer = task.format === 'csv' ? csvWriter(names, geometries, convert) : geoJsonWriter(names, names.indexOf(shape.geometry ?? ''), convert);
-  return { ...writer, warnings: () => converter.warnings };
-}
-
-/** CSV (RFC 4180): a header of column names, CRLF line ends, geometries as WKT, nested values as JSON. */
-function csvWriter(names: string[], geometries: Set<number>, convert: (values: DuckDBValue[], index: number) => JsonValue): Omit<ResultWriter, 'warnings'> {
-  const text = (value: JsonValue, isGeometry: boolean) => {
-    if (value === null) return '';
-    if (isGeometry && typeof value === 'object') return geometryToWkt(value as unknown as Geometry);
-    return typeof value === 'object' ? JSON.stringify(value) : String(value);
-  };
-  const line = (fields: string[]) => `${fields.map(quoteCsv).join(',')}\r\n`;
-  return {
-    start: () => line(names),
-    write: (chunk) => chunk.getRows().map((values) => line(names.map((_, index) => text(convert(values, index), geometries.has(index))))).join(''),
-    end: async () => '',
-  };
-}
-
-/** A CSV field, quoted when it holds a comma, a quote or a line break (quotes doubled inside). */
-function quoteCsv(field: string): string {
-  return /[",\r\n]/.test(field) ? `"${field.replaceAll('"', '""')}"` : field;
-}
-
-/** A GeoJSON FeatureCollection, one feature per row: the geometry column as geometry, the others as properties. */
-function geoJsonWriter(names: string[], geometry: number, convert: (values: DuckDBValue[], index: number) => JsonValue): Omit<ResultWriter, 'warnings'> {
-  let first = true;
-  const feature = (values: DuckDBValue[]) => {
-    // Column names come from the query: no prototype, so a column named __proto__ stays a property.
-    const properties: Record<string, JsonValue> = Object.create(null);
-    names.forEach((name, index) => index !== geometry && (properties[name] = convert(values, index)));
-    return JSON.stringify({ type: 'Feature', geometry: geometry >= 0 ? convert(values, geometry) : null, properties });
-  };
-  return {
-    start: () => '{"type":"FeatureCollection","features":[',
-    write: (chunk) => {
-      const text = chunk.getRows().map(feature).join(',\n');
-      const joined = first ? `\n${text}` : `,\n${text}`;
-      first = false;
-      return joined;
-    },
-    end: async () => '\n]}\n',
-  };
-}
-
-/**
- * GeoParquet 1.1: the result as Arrow (geometries as WKB), written by parquet-wasm with zstd and the `geo`
- * metadata: every geometry column with its types and bbox, the CRS when the data's type carries PROJJSON
- * (else none, which means OGC:CRS84), and the bbox covering when the result keeps one beside its geometry.
- * DuckDB 1.5's own GeoParquet writer would say version 1.0.0. A result without geometry is plain Parquet.
- */
-function parquetWriter(names: string[], types: DuckDBType[], shape: ResultShape, geometries: Set<number>): ResultWriter {
-  const builder = createArrowBatchBuilder(names, types, { geometry: shape.geometry, resultCrs: undefined });
-  const batches: RecordBatch[] = [];
-  const columns = [...geometries].map((index) => ({ index, types: new Set<string>(), extent: createExtent() }));
-  return {
-    start: () => '',
-    write: (chunk) => {
-      const values = chunk.getColumns();
-      builder.appendColumns(values);
-      for (const column of columns) {
-        for (const value of values[column.index]!) {
-          const bytes = (value as { bytes?: Uint8Array } | null)?.bytes;
-          if (bytes) recordGeometry(column, bytes);
-        }
-      }
-      batches.push(builder.flush());
-      return '';
-    },
-    end: async () => {
-      const { Compression, Table: WasmTable, WriterPropertiesBuilder, writeParquet } = await import('parquet-wasm');
-      const table = batches.length > 0 ? new Table(batches) : new Table(builder.schema);
-      let properties = new WriterPropertiesBuilder().setCompression(Compression.ZSTD);
-      if (shape.geometry !== null) {
-        const geo = {
-          version: '1.1.0',
-          primary_column: shape.geometry,
-          columns: Object.fromEntries(columns.map((column) => [names[column.index]!, describeColumn(column, types[column.index]!, shape, names[column.index]!)])),
-        };
-        properties = properties.setKeyValueMetadata(new Map([['geo', JSON.stringify(geo)]]));
-      }
-      return writeParquet(WasmTable.fromIPCStream(tableToIPC(table, 'stream')), properties.build());
-    },
-    warnings: () => builder.warnings,
-  };
-}
-
-interface GeometryColumnStats {
-  types: Set<string>;
-  extent: ReturnType<typeof createExtent>;
-}
-
-/** Counts a geometry's type (with " Z" when it has one, as GeoParquet names them) and grows the column's extent. */
-function recordGeometry(column: GeometryColumnStats, bytes: Uint8Array): void {
-  const inspection = inspectWkb(bytes, column.extent);
-  if (inspection.type === 0 || bytes.byteLength < 5) return;
-  const code = new DataView(bytes.buffer, bytes.byteOffset, 5).getUint32(1, bytes[0] === 1);
-  // ISO codes 1001–1007 and 3001–3007 and the EWKB flag 0x80000000 carry Z.
-  const hasZ = (code & 0x80000000) !== 0 || [1, 3].includes(Math.floor((code & 0xffff) / 1000));
-  column.types.add(`${WKB_TYPE_NAMES[inspection.type]}${hasZ ? ' Z' : ''}`);
-}
-
-/** The `geo` metadata of one column. */
-function describeColumn(column: GeometryColumnStats, type: DuckDBType, shape: ResultShape, name: string): Record<string, unknown> {
-  const bbox = finishExtent(column.extent);
-  const crs = crsOfType(type);
-  const projjson = crs === undefined ? undefined : parseJsonObject(crs);
-  const covering = name === shape.geometry && shape.hasBbox
-    ? { covering: { bbox: { xmin: ['bbox', 'xmin'], ymin: ['bbox', 'ymin'], xmax: ['bbox', 'xmax'], ymax: ['bbox', 'ymax'] } } }
-    : {};
-  return { encoding: 'WKB', geometry_types: [...column.types].sort(), ...(bbox ? { bbox } : {}), ...(projjson ? { crs: projjson } : {}), ...covering };
+  return WRITERS[task.format].create({ names, types, shape, geometries, resultCrs: task.resultCrs });
 }
 
 /** A written download, open for reading; its file is already removed, so nothing is left behind whatever happens. */

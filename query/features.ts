@@ -4,8 +4,8 @@ import { isLonLat, reprojectBounds } from '../core/geo/crs.ts';
 import { quoteIdentifier, quoteLiteral } from '../core/sql.ts';
 import type { EqualityFilter, FeatureFilter } from '../core/api/ogc/items.ts';
 import { queryFailure } from './errors.ts';
-import type { QueryTask } from './protocol.ts';
-import { envelopeTest, isBboxCovering, type Envelope } from './run-task.ts';
+import type { FeaturesValue, QueryTask } from './protocol.ts';
+import { envelopeTest, isBboxCovering, type Envelope } from './result-shape.ts';
 import { createValueConverter, type JsonValue } from './values.ts';
 
 /**
@@ -20,31 +20,8 @@ import { createValueConverter, type JsonValue } from './values.ts';
  * `LIMIT` stops the scan early and rows come in file order.
  */
 
-/** One read of a features task. */
-export type FeatureRead =
-  /** A page of `limit` features after (or, for prev links, before) a feature id; `count` adds numberMatched. */
-  | { mode: 'page'; filter: FeatureFilter; after?: number; before?: number; limit: number; count: boolean }
-  /** One feature by id. */
-  | { mode: 'one'; id: number };
-
 /** A task reading features of one file; its SQL is made in the worker from `read`, after a DESCRIBE of the file. */
 export type FeaturesTask = Extract<QueryTask, { kind: 'features' }>;
-
-/**
- * What a features task returns. The features come as one JSON text in UTF-8, written in the worker (`{"type":
- * "Feature","id","geometry","properties"}` each): the API process splices the bytes into its document unparsed, so
- * a page of 10,000 features costs its event loop no decoding of objects and no JSON.stringify (see PageValue).
- */
-export interface FeaturesValue {
-  /** The features as a JSON array, in file order, UTF-8. */
-  featuresJson: Uint8Array;
-  /** Their ids (row numbers), in the same order. */
-  ids: number[];
-  /** More features follow in the direction read (after the last, or before the first for a `before` page). */
-  hasMore: boolean;
-  /** Features matching the filter, when asked for. */
-  matched?: number;
-}
 
 interface FileShape {
   geometry: string | null;

@@ -4,9 +4,8 @@ import {
   batchKeyOf, costKeyOf, createCostModel, estimateWait, expectJob, fairAhead, pickFairly, queueShare, retryAfterSeconds, TILE_SETUP_MS, tileBatchSize, toWorkerTask,
 } from './admission.ts';
 import { describeQueryError, type BusyCause, type QueryErrorBody } from './errors.ts';
-import type { FromWorker, QueryTask, TaskOutcome, ToWorker } from './protocol.ts';
-import type { SandboxSettings } from './sandbox.ts';
-import { STEP, totalOf, type Steps } from './steps.ts';
+import type { FromWorker, QueryTask, SandboxSettings, Steps, TaskOutcome, ToWorker } from './protocol.ts';
+import { STEP, totalOf } from './steps.ts';
 
 /** Options of the worker pool. */
 export interface PoolOptions {

@@ -1,15 +1,7 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdentifier, quoteLiteral } from '../core/sql.ts';
-import type { ColumnMemo } from './run-task.ts';
-import type { ResolvedSource } from './sources.ts';
-
-/** Limits of one sandboxed query. */
-export interface SandboxSettings {
-  threads: number;
-  memoryLimitMb: number;
-  maxResponseBytes: number;
-  tileMaxFeatures: number;
-}
+import type { ResolvedSource, SandboxSettings } from './protocol.ts';
+import type { ColumnMemo } from './result-shape.ts';
 
 /**
  * An open sandbox: an instance that can read only its sources' files, and nothing can change that. `connection`
@@ -19,7 +11,7 @@ export interface SandboxSettings {
 export interface Sandbox {
   instance: DuckDBInstance;
   connection: DuckDBConnection;
-  /** The result columns of SQL texts run in it, which its fixed views decide (query/run-task.ts). */
+  /** The result columns of SQL texts run in it, which its fixed views decide (query/result-shape.ts). */
   columns: ColumnMemo;
   close: () => void;
 }

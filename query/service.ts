@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { z } from 'zod';
-import type { DownloadFormat } from '../core/api/catalog/routes.ts';
 import type { CatalogIndex } from '../core/catalog-index.ts';
 import type { StorageLocationModel } from '../core/model.ts';
 import { isLonLat, resolveCrs } from '../core/geo/crs.ts';
@@ -12,16 +11,18 @@ import { formatPath, safeParseWithFriendlyErrors } from '../schemas/parse.ts';
 import {
   QueryPageRequestSchema, QueryRequestSchema, QueryResultSchema, type QueryBounds, type QueryResult,
 } from '../schemas/query.ts';
-import { shapeArrowPage, type ArrowPage, type ArrowPageValue } from './arrow.ts';
+import { shapeArrowPage, type ArrowPage } from './arrow.ts';
+import type { DownloadFormat } from '../core/api/download-formats.ts';
 import { QUERY_ERRORS, QueryFailure, queryFailure } from './errors.ts';
-import { checkDownload, withResultFile, type ExportValue, type ResultFile } from './export.ts';
-import type { FeatureRead, FeaturesValue } from './features.ts';
+import { checkDownload, withResultFile, type ResultFile } from './export.ts';
 import { shapePage } from './page.ts';
 import { QueryPool } from './pool.ts';
 import { createTileCache } from './tile-cache.ts';
-import type { BoundsValue, PageValue, QueryTask, TaskOutcome, TileValue } from './protocol.ts';
-import type { SandboxSettings } from './sandbox.ts';
-import { checkSameData, fetchRemoteSources, resolveSources, type RemoteCopies, type ResolvedSource } from './sources.ts';
+import type {
+  ArrowPageValue, BoundsValue, ExportValue, FeatureRead, FeaturesValue, PageValue,
+  QueryTask, ResolvedSource, SandboxSettings, TaskOutcome, TileValue,
+} from './protocol.ts';
+import { checkSameData, fetchRemoteSources, resolveSources, type RemoteCopies } from './sources.ts';
 import type { RemoteFileCache } from '../runtime/remote-file-cache.ts';
 import { createQueryId, createToken, readToken, readTokenKeys, type TokenPayload } from './token.ts';
 import { STEP, type StepClock } from './steps.ts';

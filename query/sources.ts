@@ -4,22 +4,7 @@ import { REMOTE_BACKENDS } from '../core/constants.ts';
 import type { StorageLocationModel } from '../core/model.ts';
 import type { QueryRequest } from '../schemas/query.ts';
 import { describeQueryError, QueryFailure, queryFailure } from './errors.ts';
-
-/** A source a query reads: its alias in the SQL and the local file behind it. Paths never leave the server. */
-export interface ResolvedSource {
-  alias: string;
-  path: string;
-  /**
-   * The bytes of the file as the build read them: a prefix of its SHA-256, empty when the build could not read it.
-   * A token keeps it, so a query is never answered from other data than it ran on (`checkSameData`).
-   */
-  version?: string;
-  /**
-   * For a source in object storage: where it is. `path` and `version` are filled once its local copy is ready
-   * (`fetchRemoteSources`).
-   */
-  remote?: { location: StorageLocationModel; path: string };
-}
+import type { ResolvedSource } from './protocol.ts';
 
 /**
  * Hex digits of a file's SHA-256 kept as its version: 48 bits miss a change of the data once in 2^48, and keep

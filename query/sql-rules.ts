@@ -7,7 +7,15 @@ import {
 } from './sql-allowlist.ts';
 import type { SqlSource } from './sql-source.ts';
 import { describeQueryError, type MessageArgs } from './errors.ts';
-import type { SqlCheckCode, SqlRefusal } from './validate-sql.ts';
+
+/** Every refusal code of the SQL check (the table in query/validate-sql.ts). */
+export type SqlCheckCode =
+  | 'sql_empty' | 'sql_syntax_error' | 'sql_not_select' | 'sql_multiple_statements' | 'sql_unknown_table'
+  | 'sql_qualified_name' | 'sql_file_not_allowed' | 'sql_table_function_not_allowed' | 'sql_function_not_allowed'
+  | 'sql_recursive_cte' | 'sql_parameter_not_allowed' | 'sql_unsupported_syntax' | 'sql_too_complex';
+
+/** A refused query: a stable code, a message safe to show, and for syntax errors the character offset. */
+export type SqlRefusal = { ok: false; code: SqlCheckCode; message: string; position?: number };
 
 /** One object of the JSON tree `json_serialize_sql` returns. */
 export type AstObject = Record<string, unknown>;

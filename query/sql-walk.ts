@@ -1,5 +1,4 @@
-import { checkExpression, checkQueryNode, checkTableRef, refuse, type AstObject, type RuleContext } from './sql-rules.ts';
-import type { SqlRefusal } from './validate-sql.ts';
+import { checkExpression, checkQueryNode, checkTableRef, refuse, type AstObject, type RuleContext, type SqlRefusal } from './sql-rules.ts';
 
 /** Most syntax nodes (expressions, query nodes, table references) one query may have. */
 export const MAX_AST_NODES = 20_000;

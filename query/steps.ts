@@ -1,10 +1,11 @@
+import type { Steps } from './protocol.ts';
+
 /**
- * Where a query's time went, in milliseconds per named step, in the order the steps ran: the API process's
- * (`parse`, `token`, `check`, `wait` for a worker, `hop` to it and back, `shape`) and the worker's (`sandbox`,
- * `query`, `rows`). Surfaces send them as a Server-Timing header (server/queries.ts), and `npm run bench --
- * queries` reads that header to print where the time goes.
+ * Where a query's time went (the protocol's Steps), in milliseconds per named step, in the order the steps ran:
+ * the API process's (`parse`, `token`, `check`, `wait` for a worker, `hop` to it and back, `shape`) and the
+ * worker's (`sandbox`, `query`, `rows`). Surfaces send them as a Server-Timing header (server/queries.ts), and
+ * `npm run bench -- queries` reads that header to print where the time goes.
  */
-export type Steps = Record<string, number>;
 
 /** The names of the steps, each given once here (a step name is never taken from a request). */
 export const STEP = {

@@ -23,18 +23,9 @@
  * | `sql_too_complex`                | over 64 KiB, over DuckDB's expression depth, or over the node or depth caps       |
  */
 import { DuckDBInstance, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
-import { refuse, type AstObject } from './sql-rules.ts';
+import { refuse, type AstObject, type SqlRefusal } from './sql-rules.ts';
 import { countStatements, saysWithRecursive, SqlSource } from './sql-source.ts';
 import { walkSelect } from './sql-walk.ts';
-
-/** Every refusal code of {@link SqlParser.check}. */
-export type SqlCheckCode =
-  | 'sql_empty' | 'sql_syntax_error' | 'sql_not_select' | 'sql_multiple_statements' | 'sql_unknown_table'
-  | 'sql_qualified_name' | 'sql_file_not_allowed' | 'sql_table_function_not_allowed' | 'sql_function_not_allowed'
-  | 'sql_recursive_cte' | 'sql_parameter_not_allowed' | 'sql_unsupported_syntax' | 'sql_too_complex';
-
-/** A refused query: a stable code, a message safe to show, and for syntax errors the character offset. */
-export type SqlRefusal = { ok: false; code: SqlCheckCode; message: string; position?: number };
 
 /** The outcome of a check; `orderedAtTop` says the outermost query has ORDER BY, `tablesUsed` lists the aliases read. */
 export type SqlCheck = { ok: true; orderedAtTop: boolean; tablesUsed: string[] } | SqlRefusal;

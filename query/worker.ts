@@ -2,13 +2,15 @@ import { statSync } from 'node:fs';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { toSafeError } from './engine-errors.ts';
 import { describeQueryError, QueryFailure } from './errors.ts';
-import type { FromWorker, TaskOutcome, ToWorker, WorkerTask } from './protocol.ts';
+import type { FromWorker, SandboxSettings, TaskOutcome, ToWorker, WorkerTask } from './protocol.ts';
 import { runArrowPage } from './arrow.ts';
 import { runExport } from './export.ts';
 import { runFeatures } from './features.ts';
-import { runBounds, runPage, runTile, runTiles } from './run-task.ts';
+import { runBounds } from './bounds.ts';
+import { runPage } from './page-rows.ts';
+import { runTile, runTiles } from './tiles.ts';
 import { STEP, startSteps } from './steps.ts';
-import { createBlankInstance, openSandbox, type BlankInstance, type Sandbox, type SandboxSettings } from './sandbox.ts';
+import { createBlankInstance, openSandbox, type BlankInstance, type Sandbox } from './sandbox.ts';
 
 /**
  * A query worker process (layer 3 of the sandbox): runs one task at a time in a sandboxed DuckDB instance and
@@ -84,7 +86,7 @@ async function run(id: number, task: WorkerTask): Promise<void> {
     if (task.kind === 'tiles') {
       await runTiles(connection, task, interrupted, (index, value) => answerTile(index, { ok: true, value }), taken.sandbox.columns);
     } else {
-      // A page laps `query` once DuckDB has answered (query/run-task.ts readPageRows): what follows is `rows`.
+      // A page laps `query` once DuckDB has answered (query/page-rows.ts readPageRows): what follows is `rows`.
       const value = task.kind === 'page'
         ? await (task.format === 'arrow' ? runArrowPage : runPage)(connection, task, interrupted, clock.lap)
         : task.kind === 'features' ? await runFeatures(connection, task, interrupted)

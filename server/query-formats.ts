@@ -1,6 +1,7 @@
 import { FastResponse } from 'srvx';
-import { ARROW_STREAM_CONTENT_TYPE, DOWNLOAD_CONTENT_TYPES, QUERY_TOKEN_HEADER, type DownloadFormat } from '../core/api/catalog/routes.ts';
+import { ARROW_STREAM_CONTENT_TYPE, QUERY_TOKEN_HEADER } from '../core/api/catalog/routes.ts';
 import type { ArrowPage } from '../query/arrow.ts';
+import { DOWNLOAD_FORMATS, type DownloadFormat } from '../core/api/download-formats.ts';
 import type { ResultFile } from '../query/export.ts';
 import { CORS_HEADERS } from './headers.ts';
 import { cutWhenIdle } from './send-idle.ts';
@@ -71,7 +72,7 @@ export function respondArrowPage(page: ArrowPage): Response {
 export function respondDownload(request: Request, queryId: string, format: DownloadFormat, file: ResultFile, idleMs: number): Response {
   const headers: Record<string, string> = {
     ...CORS_HEADERS,
-    'content-type': DOWNLOAD_CONTENT_TYPES[format],
+    'content-type': DOWNLOAD_FORMATS[format].contentType,
     'content-length': String(file.bytes),
     'content-disposition': `attachment; filename="query-${queryId}.${format}"`,
     'cache-control': 'no-store',

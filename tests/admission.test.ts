@@ -2,8 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { clientKeyOf, createCostModel, estimateWait, fairAhead, pickFairly, queueShare, retryAfterSeconds } from '../query/admission.ts';
 import { QueryPool, type PoolOptions } from '../query/pool.ts';
-import type { QueryTask, TaskOutcome } from '../query/protocol.ts';
-import type { SandboxSettings } from '../query/sandbox.ts';
+import type { QueryTask, SandboxSettings, TaskOutcome } from '../query/protocol.ts';
 import { ROOT } from './helpers/catalog.ts';
 
 const countries = { alias: 'countries', path: join(ROOT, 'catalog-data/data/natural-earth/countries/2.0.2/countries-110m.parquet') };

@@ -2,9 +2,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { toSafeError } from '../query/engine-errors.ts';
 import { QueryPool } from '../query/pool.ts';
-import type { PageValue, QueryTask } from '../query/protocol.ts';
-import { runBounds, runPage, runTile } from '../query/run-task.ts';
-import { openSandbox, type SandboxSettings } from '../query/sandbox.ts';
+import { runBounds } from '../query/bounds.ts';
+import { runPage } from '../query/page-rows.ts';
+import type { PageValue, QueryTask, SandboxSettings } from '../query/protocol.ts';
+import { openSandbox } from '../query/sandbox.ts';
+import { runTile } from '../query/tiles.ts';
 import { stripTrailingSemicolons } from '../query/sql-source.ts';
 import { ROOT } from './helpers/catalog.ts';
 

@@ -6,6 +6,7 @@ import { ApiRootSchema, HealthSchema, ReadinessSchema } from '../../../schemas/d
 import { CollectionDatasetsPageSchema, CollectionListSchema, TagsResponseSchema } from '../../../schemas/listing.ts';
 import { ProblemSchema } from '../../../schemas/problem.ts';
 import { QueryBoundsSchema, QueryErrorSchema, QueryPageRequestSchema, QueryRequestSchema, QueryResultSchema } from '../../../schemas/query.ts';
+import { DOWNLOAD_FORMAT_NAMES, DOWNLOAD_FORMATS } from '../download-formats.ts';
 import { defineRoute, type RouteResponse } from '../route-table.ts';
 import {
   COLLECTIONS_QUERY, CONDITIONAL_HEADERS, DATASET_QUERY, DatasetIdParam, LISTING_QUERY, QueryIdParam, QueryTokenSchema,
@@ -26,15 +27,11 @@ export const QUERY_TOKEN_HEADER = 'X-Service-Query-Token';
 export const TILE_CONTENT_TYPE = 'application/vnd.mapbox-vector-tile';
 /** Content type of a query page as an Arrow IPC stream, asked for with the Accept header. */
 export const ARROW_STREAM_CONTENT_TYPE = 'application/vnd.apache.arrow.stream';
-/** Formats of whole-result downloads (`download.{format}`), with the Content-Type of each. */
-export const DOWNLOAD_CONTENT_TYPES = {
-  parquet: 'application/vnd.apache.parquet',
-  geojson: 'application/geo+json',
-  csv: 'text/csv; charset=utf-8; header=present',
-} as const;
-/** A download format. */
-export type DownloadFormat = keyof typeof DOWNLOAD_CONTENT_TYPES;
+/** The download formats (core/api/download-formats.ts), each with its media type as OpenAPI keys it (no parameters). */
+const DOWNLOADS = DOWNLOAD_FORMAT_NAMES.map((name) => ({ name, ...DOWNLOAD_FORMATS[name], mediaType: DOWNLOAD_FORMATS[name].contentType.split(';')[0]! }));
 
+/** Words as a list in prose: `a, b or c` with `or` as the last joint. */
+const listOf = (words: string[], last: 'or' | 'and') => (words.length < 2 ? words.join('') : `${words.slice(0, -1).join(', ')} ${last} ${words.at(-1)}`);
 const json = (schema: z.ZodType, description: string): RouteResponse => ({ description, contentType: JSON_TYPE, schema });
 const problem = (description: string): RouteResponse => ({ description, contentType: PROBLEM_CONTENT_TYPE, schema: ProblemSchema });
 const queryError = (description: string): RouteResponse => ({ description, contentType: JSON_TYPE, schema: QueryErrorSchema });
@@ -210,10 +207,10 @@ export const QUERY_ROUTES = {
   }),
   getQueryDownload: defineRoute({
     id: 'getQueryDownload', method: 'GET', path: '/api/queries/{query_id}/download.{format}', tag: QUERIES, summary: 'Download a whole result',
-    description: `The whole result of the query as one file, at most GEOSHELF_QUERY_DOWNLOAD_MAX_ROWS rows: GeoParquet 1.1, GeoJSON (RFC 7946, always longitude/latitude) or CSV (RFC 4180, geometries as WKT), sent as an attachment. The token goes in ${QUERY_TOKEN_HEADER}, or in the token query parameter so that a link downloads it; other query parameters are ignored.`,
+    description: `The whole result of the query as one file, at most GEOSHELF_QUERY_DOWNLOAD_MAX_ROWS rows: ${listOf(DOWNLOADS.map((format) => format.title), 'or')}, sent as an attachment. The token goes in ${QUERY_TOKEN_HEADER}, or in the token query parameter so that a link downloads it; other query parameters are ignored.`,
     pathParams: {
       query_id: QueryIdParam,
-      format: z.enum(Object.keys(DOWNLOAD_CONTENT_TYPES) as [DownloadFormat, ...DownloadFormat[]]).describe('parquet (GeoParquet 1.1), geojson or csv.'),
+      format: z.enum(DOWNLOAD_FORMAT_NAMES).describe(`${listOf(DOWNLOADS.map(({ name, standard }) => (standard ? `${name} (${standard})` : name)), 'or')}.`),
     },
     headers: { [QUERY_TOKEN_HEADER]: QueryTokenSchema.optional().describe('The query_token; or use the token query parameter.') },
     query: { token: QueryTokenSchema.describe('The query_token, when the header cannot be sent.') },
@@ -221,11 +218,11 @@ export const QUERY_ROUTES = {
     responses: {
       200: {
         description: 'The file, with Content-Disposition: attachment and X-Geoshelf-Row-Count.',
-        contentType: DOWNLOAD_CONTENT_TYPES.parquet,
-        alternatives: [{ contentType: DOWNLOAD_CONTENT_TYPES.geojson }, { contentType: DOWNLOAD_CONTENT_TYPES.csv.split(';')[0]! }],
+        contentType: DOWNLOADS[0]!.mediaType,
+        alternatives: DOWNLOADS.slice(1).map((format) => ({ contentType: format.mediaType })),
       },
       ...queryFailures,
-      404: queryError('No such format: download.parquet, download.geojson and download.csv exist.'),
+      404: queryError(`No such format: ${listOf(DOWNLOADS.map((format) => `download.${format.name}`), 'and')} exist.`),
       422: queryError('The result has more rows than a download may hold, or cannot be written in this format.'),
     },
   }),
