@@ -64,7 +64,7 @@ describe('query bounds across the antimeridian', () => {
   });
 
   it('frame islands on both sides of ±180°, each with a narrow bbox, the same through the covering as decoded', async () => {
-    // Every row here is narrow, so the covering path answers from one aggregate (run-task.ts readCoveringBounds).
+    // Every row here is narrow, so the covering path answers from one aggregate (query/bounds.ts readCoveringBounds).
     const sql = "SELECT * FROM countries WHERE name IN ('Vanuatu', 'Tuvalu', 'Tonga', 'Samoa')";
     const covering = await boundsOf(sql, {}, 'countries-10m');
     const decoded = await boundsOf(sql, { geometry_column: 'geometry' }, 'countries-10m');

@@ -82,7 +82,7 @@ interface FeatureSet {
   positions: Uint32Array;
 }
 
-/** Scalar column types that become feature properties, as in query tiles (query/run-task.ts). */
+/** Scalar column types that become feature properties, as in query tiles (query/tiles.ts). */
 const SCALAR = /^(VARCHAR|BOOLEAN|TINYINT|SMALLINT|INTEGER|BIGINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|FLOAT|DOUBLE|DECIMAL.*|DATE|TIMESTAMP.*)$/;
 const MAX_LAT = 85.0511287798066;
 
