@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { EXAMPLE_PLACEHOLDERS } from '../generator/emit/discovery-files.ts';
+import { EXAMPLE_PLACEHOLDERS } from '../generator/emit/discovery/worked-example.ts';
 import { QUERY_ERRORS } from '../query/errors.ts';
 import { startGeoshelf, type RunningSite } from './helpers/web-app.ts';
 
