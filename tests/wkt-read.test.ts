@@ -24,7 +24,7 @@ describe('readWkt', () => {
     expect(readWkt(text)).toEqual(geometry);
   });
 
-  it.each(['POINT (1)', 'POINT (1 2', 'CIRCLE (1 2)', 'POINT (1 2) trailing', ''])('rejects %j, saying where', (text) => {
+  it.each(['POINT (1)', 'POINT (1 2', 'CIRCLE (1 2)', 'POINT (1 2) trailing', '', 'POINT (1 2, 3 4)', 'POINT (1 2 3 4 5)'])('rejects %j, saying where', (text) => {
     expect(() => readWkt(text)).toThrow(/^expected .* at character \d+/);
   });
 });
