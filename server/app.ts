@@ -7,7 +7,7 @@ import type { Config } from '../runtime/config.ts';
 import { answerCatalogRequest, CATALOG_ALLOW, loadSnapshot, type CatalogSnapshot } from './catalog.ts';
 import { answerDataRequest, listDataFiles } from './data-files.ts';
 import { answerDownloadZip, DOWNLOAD_ZIP_ROUTE } from './download-zip.ts';
-import { renderError } from './errors.ts';
+import { mapProblemError, renderError } from './errors.ts';
 import { createQueryService, type QueryService } from '../query/service.ts';
 import { registerQueryRoutes } from './queries.ts';
 import { createClientMiddleware } from './client-address.ts';
@@ -19,7 +19,8 @@ import { PREFLIGHT_HEADERS } from './headers.ts';
 import { respondStatic } from './responses.ts';
 import { parseAcceptEncoding } from './static-store.ts';
 import { createReadinessMonitor, type ReadinessMonitor } from './readiness.ts';
-import { SERVICE_ROUTES } from '../core/api/catalog/routes.ts';
+import { CATALOG_ROUTES, SERVICE_ROUTES } from '../core/api/catalog/routes.ts';
+import { mountRouteTable } from './surface-kit.ts';
 import { CORS_HEADERS } from './headers.ts';
 
 /** Options of the app. */
@@ -114,11 +115,24 @@ export function createServer(options: AppOptions): GeoshelfServer {
   registerFeatureRoutes(app, { queries, catalog: () => ({ index: snapshot.context.index, baseUrl: snapshot.store.manifest.settings.base_url, buildId: String(snapshot.loadedAt) }), cacheMaxAge: config.cacheMaxAge });
   registerStacRoutes(app, () => snapshot, { cacheMaxAge: config.cacheMaxAge });
   registerMcpRoute(app, { snapshot: () => snapshot, queries }, { rate: config.mcpRate });
+  // A catalog route answers the prebuilt file of its canonical URL, else its renderer's answer (core/render/answer.ts).
+  // The URL resolver, not h3, decides what an /api path names: it reads paths as the build wrote them (every trailing
+  // slash dropped, segments decoded), so a route, a path parameter that does not parse and an unknown path all go to it.
+  const answerCatalog = (event: H3Event) => {
+    refuseWrites(event);
+    return answerCatalogRequest(snapshot, event.req, event.url, config.cacheMaxAge);
+  };
+  mountRouteTable(app, {
+    routes: CATALOG_ROUTES,
+    handlers: answerCatalog,
+    invalidPath: (_failure, event) => answerCatalog(event),
+    methodNotAllowed: (_methods, event) => {
+      throw readOnly(event.req.method);
+    },
+    notFound: answerCatalog,
+  }, mapProblemError(() => snapshot.store.manifest.settings.base_url));
   app.all('/**', (event) => {
-    const method = event.req.method;
-    if (method !== 'GET' && method !== 'HEAD') {
-      throw new HTTPError({ status: 405, message: `${method} is not allowed here; catalog routes are read-only (GET, HEAD).`, headers: { allow: CATALOG_ALLOW } });
-    }
+    refuseWrites(event);
     const url = event.url;
     if (options.serveData && url.pathname.startsWith('/data/')) {
       let path: string;
@@ -152,4 +166,14 @@ export function createServer(options: AppOptions): GeoshelfServer {
     await queries.close();
   };
   return { app, fetch, snapshot: () => snapshot, reload, queries, readiness, close };
+}
+
+/** Catalog routes, the site and the data files are read-only: any method but GET and HEAD is a 405 (preflights are answered before routing). */
+function refuseWrites(event: H3Event): void {
+  const method = event.req.method;
+  if (method !== 'GET' && method !== 'HEAD') throw readOnly(method);
+}
+
+function readOnly(method: string): HTTPError {
+  return new HTTPError({ status: 405, message: `${method} is not allowed here; catalog routes are read-only (GET, HEAD).`, headers: { allow: CATALOG_ALLOW } });
 }

@@ -1,5 +1,4 @@
 import type { H3, H3Event } from 'h3';
-import { FastResponse } from 'srvx';
 import type { CatalogIndex } from '../core/catalog-index.ts';
 import { renderCollection, renderCollections, renderConformance, renderLandingPage, renderQueryables, writeFeature, writeFeatureCollection } from '../core/api/ogc/documents.ts';
 import { COUNT_MAX_ROWS, isFiltered, itemsUrl, neighbourCursors, parseItemsRequest, toFeatureFilter } from '../core/api/ogc/items.ts';
@@ -7,14 +6,13 @@ import { listFeatureLayers, type FeatureLayer } from '../core/api/ogc/layers.ts'
 import { DEFAULT_FEATURE_LIMIT } from '../core/api/ogc/params.ts';
 import { createFeaturesOpenApiDocument } from '../core/api/ogc/openapi.ts';
 import { OGC_ROUTES, OGC_TYPES } from '../core/api/ogc/routes.ts';
-import type { ParseFailure, PathValues, Route } from '../core/api/route-table.ts';
+import { ogcFailure } from '../core/api/ogc-exception.ts';
 import { serializeJson } from '../core/static-files.ts';
-import { QueryFailure } from '../query/errors.ts';
 import type { FeatureFile, QueryService } from '../query/service.ts';
-import type { OgcException } from '../schemas/ogc.ts';
-import { CORS_HEADERS } from './headers.ts';
-import { respondComputed } from './responses.ts';
 import { requestClientOf } from './client-address.ts';
+import { mapOgcError } from './errors.ts';
+import { respondComputed } from './responses.ts';
+import { mountRouteTable, type RouteHandler } from './surface-kit.ts';
 
 /** What the /features routes read: the build in force and the query engine. */
 export interface FeatureRouteOptions {
@@ -25,31 +23,15 @@ export interface FeatureRouteOptions {
 }
 
 type OgcRouteId = keyof typeof OGC_ROUTES;
-type Handler = (event: H3Event, path: Record<string, unknown>) => Promise<Response>;
 
-/** An OGC exception to answer, with its status and headers. */
-class OgcError extends Error {
-  readonly status: number;
-  readonly code: string;
-  readonly headers: Record<string, string>;
-
-  constructor(status: number, code: string, description: string, headers: Record<string, string> = {}) {
-    super(description);
-    this.status = status;
-    this.code = code;
-    this.headers = headers;
-  }
-}
-
-const invalid = (failure: ParseFailure) => new OgcError(400, 'invalid_parameter', failure.detail);
-const notFound = (what: string) => new OgcError(404, 'not_found', what);
+const notFound = (what: string) => ogcFailure('features', 404, what);
 
 /**
- * Registers OGC API - Features at /features: thin adapters over the route table (core/api/ogc), the catalog
+ * Mounts OGC API - Features at /features: thin adapters over the route table (core/api/ogc), the catalog
  * index and the query engine, whose `features` reads run in the same worker pool and sandbox as /api/queries.
- * Every error is an OGC exception `{code, description}`: 400 for a bad parameter, 404 for an unknown
- * collection, feature or path (never the site's 404 page), 405 for another method, and the query engine's
- * failures with their own status (503 with Retry-After, 504 at the deadline).
+ * Every error is an OGC exception `{code, description}` (core/api/ogc-exception.ts): 400 for a bad parameter, 404
+ * for an unknown collection, feature or path (never the site's 404 page), 405 for another method, and the query
+ * engine's failures with their own code and status (503 with Retry-After, 504 at the deadline).
  */
 export function registerFeatureRoutes(app: H3, options: FeatureRouteOptions): void {
   const { queries, catalog } = options;
@@ -69,7 +51,7 @@ export function registerFeatureRoutes(app: H3, options: FeatureRouteOptions): vo
     }
     return cached.bytes;
   };
-  const handlers: Record<OgcRouteId, Handler> = {
+  const handlers: Record<OgcRouteId, RouteHandler> = {
     getFeaturesLanding: async (event) => answer(event, renderLandingPage(catalog().baseUrl)),
     getFeaturesConformance: async (event) => answer(event, renderConformance()),
     getFeaturesApi: async (event) => respondComputed(event.req, readApiDocument(), { type: OGC_TYPES.openapi, cacheMaxAge: options.cacheMaxAge }),
@@ -94,7 +76,7 @@ export function registerFeatureRoutes(app: H3, options: FeatureRouteOptions): vo
   const readItems = async (layer: FeatureLayer, params: URLSearchParams, client: string | undefined) => {
     const { baseUrl } = catalog();
     const parsed = parseItemsRequest(layer, params);
-    if (!parsed.ok) throw invalid(parsed);
+    if (!parsed.ok) throw ogcFailure('features', 400, parsed.detail);
     const request = parsed.value;
     const filter = toFeatureFilter(layer, request);
     const rows = typeof layer.source.metadata?.feature_count === 'number' ? layer.source.metadata.feature_count : undefined;
@@ -115,21 +97,19 @@ export function registerFeatureRoutes(app: H3, options: FeatureRouteOptions): vo
     return writeFeatureCollection(baseUrl, layer, page.featuresJson, page.ids.length, links, filtered ? page.matched : rows);
   };
 
-  for (const [id, route] of Object.entries(OGC_ROUTES) as [OgcRouteId, Route][]) {
-    for (const method of ['GET', 'HEAD'] as const) {
-      app.on(method, route.h3Path, (event) => guard(() => {
-        const path = route.parsePath(event.context.params ?? {});
-        if (!path.ok) throw notFound(`No such ${path.name === 'featureId' ? 'feature' : 'collection'}: ${path.detail}.`);
-        return handlers[id](event, path.value as PathValues<Record<string, never>>);
-      }));
-    }
-    app.all(route.h3Path, () => guard(() => {
-      throw new OgcError(405, 'method_not_allowed', 'The /features routes are read-only: GET and HEAD.', { allow: 'GET, HEAD, OPTIONS' });
-    }));
-  }
-  app.all('/features/**', () => guard(() => {
-    throw notFound('There is no such /features path; the landing page /features links every resource.');
-  }));
+  mountRouteTable(app, {
+    routes: OGC_ROUTES,
+    handlers,
+    invalidPath: (path) => {
+      throw notFound(`No such ${path.name === 'featureId' ? 'feature' : 'collection'}: ${path.detail}.`);
+    },
+    methodNotAllowed: () => {
+      throw ogcFailure('features', 405, 'The /features routes are read-only: GET and HEAD.', { allow: 'GET, HEAD, OPTIONS' });
+    },
+    notFound: () => {
+      throw notFound('There is no such /features path; the landing page /features links every resource.');
+    },
+  }, mapOgcError('features'));
 
   function answer(event: H3Event, body: unknown, type: string = OGC_TYPES.json): Response | Promise<Response> {
     return respondComputed(event.req, serializeJson(body), { type, cacheMaxAge: options.cacheMaxAge });
@@ -143,43 +123,4 @@ export function registerFeatureRoutes(app: H3, options: FeatureRouteOptions): vo
 /** The file a layer's features are read from. */
 function fileOf(layer: FeatureLayer): FeatureFile {
   return { key: layer.id, path: layer.path, ...(layer.remote ? { remote: layer.remote } : {}), crs: layer.source.stored?.crs ?? null, geometryColumn: layer.source.stored?.geometry_column ?? null };
-}
-
-/** Runs a handler and turns whatever it throws into an OGC exception document. */
-async function guard(handler: () => Response | Promise<Response>): Promise<Response> {
-  try {
-    return await handler();
-  } catch (error) {
-    return respondException(toOgcError(error));
-  }
-}
-
-/** Codes of the errors h3 raises itself, before any /features handler runs, by status. */
-const HTTP_ERROR_CODES: Record<number, string> = { 400: 'invalid_parameter', 404: 'not_found', 405: 'method_not_allowed', 500: 'internal_error' };
-
-/**
- * The OGC exception document of an error h3 raised for a /features path before routing (a URL that is not valid
- * percent-encoding), for the app's error path: the surface answers its own shape even then.
- */
-export function respondFeaturesHttpError(status: number, description: string): Response {
-  return respondException(new OgcError(status, HTTP_ERROR_CODES[status] ?? (status < 500 ? 'invalid_parameter' : 'internal_error'), description));
-}
-
-function toOgcError(error: unknown): OgcError {
-  if (error instanceof OgcError) return error;
-  if (error instanceof QueryFailure) {
-    const headers: Record<string, string> = error.retryAfter === undefined ? {} : { 'retry-after': String(error.retryAfter) };
-    return new OgcError(error.body.status, error.body.code, error.body.message, headers);
-  }
-  console.error('unexpected error on /features', error);
-  return new OgcError(500, 'internal_error', 'An unexpected error occurred; it has been logged.');
-}
-
-function respondException(error: OgcError): Response {
-  const body: OgcException = { code: error.code, description: error.message };
-  const text = JSON.stringify(body);
-  return new FastResponse(text, {
-    status: error.status,
-    headers: { ...CORS_HEADERS, ...error.headers, 'content-type': OGC_TYPES.json, 'cache-control': 'no-store', 'content-length': String(Buffer.byteLength(text)) },
-  });
 }

@@ -10,10 +10,11 @@ import { QUERY_ROUTES, QUERY_TOKEN_HEADER, TILE_CONTENT_TYPE } from '../core/api
 import type { DownloadFormat } from '../core/api/download-formats.ts';
 import { readJsonBody } from './body.ts';
 import { requestClientOf } from './client-address.ts';
-import { queryHttpError } from './errors.ts';
+import { mapQueryError, queryHttpError } from './errors.ts';
 import { CORS_HEADERS } from './headers.ts';
 import { prefersArrow, respondArrowPage, respondDownload } from './query-formats.ts';
 import { matchesEtag } from './responses.ts';
+import { mountRouteTable } from './surface-kit.ts';
 
 /** Options of the query routes. */
 export interface QueryRouteOptions {
@@ -23,14 +24,11 @@ export interface QueryRouteOptions {
   sendIdleTimeoutMs: number;
 }
 
-type QueryRouteId = keyof typeof QUERY_ROUTES;
-type Handler = (event: H3Event, params: Record<string, unknown>) => Promise<Response>;
-
 /**
- * Registers the query routes (contract 4.3, and the download route) from their declarations in the route table, as thin adapters
- * over the query service: read the request, call the service, write its answer. A GET route answers HEAD too.
- * Errors are QueryFailures that the app's error renderer turns into `{code, message}`; another method on a
- * known route answers 405 with Allow, and any other path under /api/queries 404.
+ * Mounts the query routes (contract 4.3, and the download route) from their declarations in the route table, as thin
+ * adapters over the query service: read the request, call the service, write its answer. A GET route answers HEAD
+ * too. Errors are QueryFailures answered as `{code, message}` (server/errors.ts `mapQueryError`); another method on
+ * a known route answers 405 with Allow, and any other path under /api/queries 404.
  */
 export function registerQueryRoutes(app: H3, service: QueryService, options: QueryRouteOptions): void {
   const token = (event: H3Event) => event.req.headers.get(QUERY_TOKEN_HEADER);
@@ -44,55 +42,52 @@ export function registerQueryRoutes(app: H3, service: QueryService, options: Que
     if (!query.ok) throw queryFailure('invalid_request', query.detail);
     return token(event) ?? query.value.token;
   };
-  const handlers: Record<QueryRouteId, Handler> = {
-    // An Accept that prefers Arrow gets the page as an Arrow IPC stream (server/query-formats.ts); JSON otherwise.
-    // An Accept that prefers Arrow gets the page as an Arrow IPC stream (server/query-formats.ts); JSON otherwise.
-    createQuery: async (event) => {
-      const steps = startSteps();
-      const body = await readQueryBody(event);
-      steps.lap(STEP.body);
-      return timed(prefersArrow(event.req.headers.get('accept'))
-        ? respondArrowPage(await service.runArrow(body, requestClientOf(event), { steps }))
-        : jsonBytes(serializeQueryResult(await service.run(body, requestClientOf(event), { steps }))), steps);
+  mountRouteTable(app, {
+    routes: QUERY_ROUTES,
+    handlers: {
+      // An Accept that prefers Arrow gets the page as an Arrow IPC stream (server/query-formats.ts); JSON otherwise.
+      createQuery: async (event) => {
+        const steps = startSteps();
+        const body = await readQueryBody(event);
+        steps.lap(STEP.body);
+        return timed(prefersArrow(event.req.headers.get('accept'))
+          ? respondArrowPage(await service.runArrow(body, requestClientOf(event), { steps }))
+          : jsonBytes(serializeQueryResult(await service.run(body, requestClientOf(event), { steps }))), steps);
+      },
+      getQueryPage: async (event, { query_id }) => {
+        const steps = startSteps();
+        const body = await readQueryBody(event);
+        steps.lap(STEP.body);
+        return timed(prefersArrow(event.req.headers.get('accept'))
+          ? respondArrowPage(await service.pageArrow(String(query_id), token(event), body, requestClientOf(event), { steps }))
+          : jsonBytes(serializeQueryResult(await service.page(String(query_id), token(event), body, requestClientOf(event), { steps }))), steps);
+      },
+      getQueryBounds: async (event, { query_id }) => {
+        const steps = startSteps();
+        const bounds = await service.bounds(String(query_id), tokenOf(event, QUERY_ROUTES.getQueryBounds), requestClientOf(event), { steps });
+        return timed(json(bounds, event.req.method === 'HEAD'), steps);
+      },
+      getQueryTile: async (event, { query_id, z, x, y }) => {
+        const steps = startSteps();
+        const address = { z: Number(z), x: Number(x), y: Number(y) };
+        const tile = await service.tile(String(query_id), tokenOf(event, QUERY_ROUTES.getQueryTile), address, requestClientOf(event), { steps });
+        return timed(respondTile(event.req, tile, options.tileMaxAge), steps);
+      },
+      getQueryDownload: async (event, { query_id, format }) => {
+        const file = await service.download(String(query_id), tokenOf(event, QUERY_ROUTES.getQueryDownload), format as DownloadFormat, requestClientOf(event));
+        return respondDownload(event.req, String(query_id), format as DownloadFormat, file, options.sendIdleTimeoutMs);
+      },
     },
-    getQueryPage: async (event, { query_id }) => {
-      const steps = startSteps();
-      const body = await readQueryBody(event);
-      steps.lap(STEP.body);
-      return timed(prefersArrow(event.req.headers.get('accept'))
-        ? respondArrowPage(await service.pageArrow(String(query_id), token(event), body, requestClientOf(event), { steps }))
-        : jsonBytes(serializeQueryResult(await service.page(String(query_id), token(event), body, requestClientOf(event), { steps }))), steps);
+    invalidPath: (path) => {
+      throw path.name === 'query_id' ? queryFailure('invalid_query_id') : path.name === 'format' ? queryFailure('unknown_download_format') : queryFailure('invalid_tile', MAX_TILE_ZOOM);
     },
-    getQueryBounds: async (event, { query_id }) => {
-      const steps = startSteps();
-      const bounds = await service.bounds(String(query_id), tokenOf(event, QUERY_ROUTES.getQueryBounds), requestClientOf(event), { steps });
-      return timed(json(bounds, event.req.method === 'HEAD'), steps);
+    methodNotAllowed: (methods) => {
+      throw queryHttpError(describeQueryError('method_not_allowed', methods.join(', ')), { allow: `${methods.join(', ')}, OPTIONS` });
     },
-    getQueryTile: async (event, { query_id, z, x, y }) => {
-      const steps = startSteps();
-      const address = { z: Number(z), x: Number(x), y: Number(y) };
-      const tile = await service.tile(String(query_id), tokenOf(event, QUERY_ROUTES.getQueryTile), address, requestClientOf(event), { steps });
-      return timed(respondTile(event.req, tile, options.tileMaxAge), steps);
+    notFound: () => {
+      throw queryFailure('not_found');
     },
-    getQueryDownload: async (event, { query_id, format }) => {
-      const file = await service.download(String(query_id), tokenOf(event, QUERY_ROUTES.getQueryDownload), format as DownloadFormat, requestClientOf(event));
-      return respondDownload(event.req, String(query_id), format as DownloadFormat, file, options.sendIdleTimeoutMs);
-    },
-  };
-  for (const [id, route] of Object.entries(QUERY_ROUTES) as [QueryRouteId, (typeof QUERY_ROUTES)[QueryRouteId]][]) {
-    const methods = route.method === 'GET' ? (['GET', 'HEAD'] as const) : [route.method];
-    for (const method of methods) {
-      app.on(method, route.h3Path, (event) => {
-        const path = route.parsePath(event.context.params ?? {});
-        if (!path.ok) throw path.name === 'query_id' ? queryFailure('invalid_query_id') : path.name === 'format' ? queryFailure('unknown_download_format') : queryFailure('invalid_tile', MAX_TILE_ZOOM);
-        return handlers[id](event, path.value);
-      });
-    }
-    app.all(route.h3Path, () => methodNotAllowed(methods.join(', ')));
-  }
-  app.all('/api/queries/**', () => {
-    throw queryFailure('not_found');
-  });
+  }, mapQueryError);
 }
 
 /**
@@ -119,10 +114,6 @@ function timed(response: Response, steps: StepClock): Response {
   response.headers.set('server-timing', serverTiming(steps.steps));
   response.headers.set('timing-allow-origin', '*');
   return response;
-}
-
-function methodNotAllowed(allowed: string): never {
-  throw queryHttpError(describeQueryError('method_not_allowed', allowed), { allow: `${allowed}, OPTIONS` });
 }
 
 /** Reads a JSON body of at most 64 KiB; a larger body, or one that is not JSON, is a QueryFailure. */

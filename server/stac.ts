@@ -1,5 +1,4 @@
 import type { H3, H3Event } from 'h3';
-import { FastResponse } from 'srvx';
 import { createOpenApiDocument } from '../core/api/openapi.ts';
 import type { Route } from '../core/api/route-table.ts';
 import { MAX_STAC_BODY_BYTES, searchRequestFromBody, type StacSearchRequest } from '../core/api/stac/params.ts';
@@ -17,8 +16,9 @@ import { safeParseWithFriendlyErrors } from '../schemas/parse.ts';
 import { StacSearchBodyIntakeSchema } from '../schemas/stac-api.ts';
 import { readJsonBody } from './body.ts';
 import type { CatalogSnapshot } from './catalog.ts';
-import { CORS_HEADERS } from './headers.ts';
+import { mapOgcError } from './errors.ts';
 import { respondComputed } from './responses.ts';
+import { mountRouteTable, type RouteHandler } from './surface-kit.ts';
 
 /** Options of the STAC API routes. */
 export interface StacRouteOptions {
@@ -29,13 +29,13 @@ export interface StacRouteOptions {
 type StacRouteId = keyof typeof STAC_ROUTES;
 /** A document to answer, or its bytes when they are cached. */
 type Answer = { body: unknown; type: string } | { bytes: Uint8Array; type: string };
-type Handler = (event: H3Event, context: RenderContext, path: Record<string, unknown>) => Answer | Promise<Answer>;
+type Render = (event: H3Event, context: RenderContext, path: Record<string, unknown>) => Answer | Promise<Answer>;
 
 /**
- * Registers the STAC API (/stac/api) from its route table, as thin adapters over core/stac/api.ts: parse the
+ * Mounts the STAC API (/stac/api) from its route table, as thin adapters over core/stac/api.ts: parse the
  * request, render the document, answer it with an ETag (its content hash) and a cache lifetime like the catalog.
  * A GET route answers HEAD too; another method on a known path answers 405 with Allow, any other path under
- * /stac/api 404, and every failure is a `{code, description}` document, never problem+json.
+ * /stac/api 404, and every failure is an OGC exception document in STAC's vocabulary, never problem+json.
  */
 export function registerStacRoutes(app: H3, snapshot: () => CatalogSnapshot, options: StacRouteOptions): void {
   // Right after start rather than on the first search; a reloaded build's indexes are built as it loads (server/app.ts).
@@ -46,30 +46,36 @@ export function registerStacRoutes(app: H3, snapshot: () => CatalogSnapshot, opt
       console.error('could not build the STAC search index ahead of the first search:', error);
     }
   }).unref();
-  const handlers: Record<StacRouteId, Handler> = {
-    getStacLandingPage: (_event, context) => cached(landingPages, context.index, STAC_API_TYPES.json, () => renderStacLandingPage(context)),
-    getStacOpenApi: (_event, context) => cached(openApiDocuments, context.index, STAC_API_TYPES.openapi, () => createOpenApiDocument({
+  /** Answers what a route renders, with its ETag and the cache lifetime of its method (none for a POST search). */
+  const answerWith = (render: Render): RouteHandler => async (event, path) => {
+    const result = await render(event, snapshot().context, path);
+    const bytes = 'bytes' in result ? result.bytes : serializeJson(result.body);
+    return respondComputed(event.req, bytes, { type: result.type, cacheMaxAge: event.req.method === 'POST' ? 0 : options.cacheMaxAge });
+  };
+  const handlers: Record<StacRouteId, RouteHandler> = {
+    getStacLandingPage: answerWith((_event, context) => cached(landingPages, context.index, STAC_API_TYPES.json, () => renderStacLandingPage(context))),
+    getStacOpenApi: answerWith((_event, context) => cached(openApiDocuments, context.index, STAC_API_TYPES.openapi, () => createOpenApiDocument({
       routes: STAC_API_ROUTES, tags: STAC_API_TAGS, info: STAC_API_INFO, serverUrl: context.index.settings.baseUrl,
-    })),
-    getStacConformance: () => ({ body: { conformsTo: STAC_API_CONFORMANCE }, type: STAC_API_TYPES.json }),
-    getStacCollections: (event, context) => ({ body: renderStacCollectionsPage(context, parseQuery(STAC_ROUTES.getStacCollections, event)), type: STAC_API_TYPES.json }),
-    getStacCollection: (_event, context, { collectionId }) => ({ body: renderStacApiCollection(context, String(collectionId)), type: STAC_API_TYPES.json }),
-    getStacItem: (_event, context, { collectionId, itemId }) => ({ body: renderStacApiItem(context, String(collectionId), String(itemId)), type: STAC_API_TYPES.geojson }),
-    getStacItems: (event, context, { collectionId }) => {
+    }))),
+    getStacConformance: answerWith(() => ({ body: { conformsTo: STAC_API_CONFORMANCE }, type: STAC_API_TYPES.json })),
+    getStacCollections: answerWith((event, context) => ({ body: renderStacCollectionsPage(context, parseQuery(STAC_ROUTES.getStacCollections, event)), type: STAC_API_TYPES.json })),
+    getStacCollection: answerWith((_event, context, { collectionId }) => ({ body: renderStacApiCollection(context, String(collectionId)), type: STAC_API_TYPES.json })),
+    getStacItem: answerWith((_event, context, { collectionId, itemId }) => ({ body: renderStacApiItem(context, String(collectionId), String(itemId)), type: STAC_API_TYPES.geojson })),
+    getStacItems: answerWith((event, context, { collectionId }) => {
       const route = STAC_ROUTES.getStacItems;
       const { baseUrl } = context.index.settings;
       const path = { collectionId: String(collectionId) };
       const url = (query: object) => withQuery(`${baseUrl}${route.fillPath(path)}`, route.encodeQuery(query));
       const values = parseQuery(route, event);
       return search(context, values, { collectionId: path.collectionId, links: pageLinks(url, values, `${baseUrl}${STAC_ROUTES.getStacCollection.fillPath(path)}`) });
-    },
-    getStacSearch: (event, context) => {
+    }),
+    getStacSearch: answerWith((event, context) => {
       const route = STAC_ROUTES.getStacSearch;
       const values = parseQuery(route, event);
       const url = (query: object) => withQuery(`${context.index.settings.baseUrl}${route.fillPath({})}`, route.encodeQuery(query));
       return search(context, values, { links: pageLinks(url, values) });
-    },
-    postStacSearch: async (event, context) => {
+    }),
+    postStacSearch: answerWith(async (event, context) => {
       const parsed = safeParseWithFriendlyErrors(StacSearchBodyIntakeSchema, await readJsonBody(event.req, MAX_STAC_BODY_BYTES, (why, detail) => why === 'too_large'
         ? new StacApiFailure(413, `The body is larger than ${MAX_STAC_BODY_BYTES} bytes; send a simpler intersects geometry, or a bbox.`)
         : why === 'too_deep'
@@ -81,33 +87,22 @@ export function registerStacRoutes(app: H3, snapshot: () => CatalogSnapshot, opt
       const self = stacApiUrl(context.index.settings.baseUrl, STAC_ROUTES.postStacSearch);
       const next = (token: string) => ({ rel: 'next', href: self, type: STAC_API_TYPES.geojson, method: 'POST', body: { token }, merge: true });
       return search(context, request.value, { links: { self, next } });
-    },
+    }),
   };
 
-  const methodsByPath = new Map<string, string[]>();
-  for (const [id, route] of Object.entries(STAC_ROUTES) as [StacRouteId, Route][]) {
-    const methods = route.method === 'GET' ? (['GET', 'HEAD'] as const) : [route.method];
-    methodsByPath.set(route.h3Path, [...(methodsByPath.get(route.h3Path) ?? []), ...methods]);
-    for (const method of methods) {
-      app.on(method, route.h3Path, (event) => answer(event, async () => {
-        const path = route.parsePath(event.context.params ?? {});
-        if (!path.ok) throw new StacApiFailure(404, `Nothing is at ${event.url.pathname.slice(0, 200)}: ${path.detail}.`);
-        const context = snapshot().context;
-        const result = await handlers[id](event, context, path.value);
-        const bytes = 'bytes' in result ? result.bytes : serializeJson(result.body);
-        return respondComputed(event.req, bytes, { type: result.type, cacheMaxAge: method === 'POST' ? 0 : options.cacheMaxAge });
-      }));
-    }
-  }
-  for (const [path, methods] of methodsByPath) {
-    const allow = [...methods, 'OPTIONS'].join(', ');
-    app.all(path, (event) => answer(event, () => {
-      throw new StacApiFailure(405, `${event.req.method} is not allowed on ${event.url.pathname}; it accepts ${methods.join(', ')}.`, { allow });
-    }));
-  }
-  app.all('/stac/api/**', (event) => answer(event, () => {
-    throw new StacApiFailure(404, `Nothing is at ${event.url.pathname.slice(0, 200)}; the landing page ${stacApiUrl(snapshot().context.index.settings.baseUrl)} links everything this API serves.`);
-  }));
+  mountRouteTable(app, {
+    routes: STAC_ROUTES,
+    handlers,
+    invalidPath: (path, event) => {
+      throw new StacApiFailure(404, `Nothing is at ${event.url.pathname.slice(0, 200)}: ${path.detail}.`);
+    },
+    methodNotAllowed: (methods, event) => {
+      throw new StacApiFailure(405, `${event.req.method} is not allowed on ${event.url.pathname}; it accepts ${methods.join(', ')}.`, { allow: [...methods, 'OPTIONS'].join(', ') });
+    },
+    notFound: (event) => {
+      throw new StacApiFailure(404, `Nothing is at ${event.url.pathname.slice(0, 200)}; the landing page ${stacApiUrl(snapshot().context.index.settings.baseUrl)} links everything this API serves.`);
+    },
+  }, mapOgcError('stac'));
 }
 
 /**
@@ -153,26 +148,4 @@ function cached(cache: WeakMap<CatalogIndex, Uint8Array>, index: CatalogIndex, t
     cache.set(index, bytes);
   }
   return { bytes, type };
-}
-
-/** Answers with the handler's response, or with the exception document of what it threw. */
-async function answer(event: H3Event, handler: () => Response | Promise<Response>): Promise<Response> {
-  try {
-    return await handler();
-  } catch (error) {
-    return respondStacFailure(event.req, error);
-  }
-}
-
-/**
- * The exception document of a failure of a /stac/api request; anything but a StacApiFailure is logged and answered
- * 500 without its detail. The app's error path uses it too, for what h3 refuses before routing (a malformed URL).
- */
-export function respondStacFailure(request: Request, error: unknown): Response {
-  const failure = error instanceof StacApiFailure ? error : undefined;
-  if (!failure) console.error('unexpected error in the STAC API', error);
-  const status = failure?.status ?? 500;
-  const body = failure?.body ?? { code: 'ServerError', description: 'An unexpected error occurred; it has been logged.' };
-  const headers = { ...CORS_HEADERS, ...failure?.headers, 'content-type': STAC_API_TYPES.json, 'cache-control': 'no-store' };
-  return new FastResponse(request.method === 'HEAD' ? null : JSON.stringify(body), { status, headers });
 }

@@ -1,41 +1,22 @@
 /**
- * The errors of the STAC API: the `exception` document of STAC API and OGC API - Features, `{code, description}`.
- * The server renders every failure of a /stac/api route through `StacApiFailure`, so no other shape leaks out.
+ * The errors of the STAC API: OGC exception documents `{code, description}` in STAC's vocabulary
+ * (core/api/ogc-exception.ts). The server answers every failure of a /stac/api route through it, so no other shape
+ * leaks out.
  */
-
-/** Codes of the exception document, by status. */
-export const STAC_ERROR_CODES = {
-  400: 'InvalidParameterValue',
-  404: 'NotFound',
-  405: 'MethodNotAllowed',
-  413: 'PayloadTooLarge',
-  500: 'ServerError',
-  503: 'ServiceUnavailable',
-} as const;
+import { OGC_EXCEPTION_CODES, OgcApiFailure, type OgcStatus } from '../api/ogc-exception.ts';
 
 /** A status the STAC API answers with an exception document. */
-export type StacErrorStatus = keyof typeof STAC_ERROR_CODES;
+export type StacErrorStatus = OgcStatus<'stac'>;
 
 /**
  * A request the STAC API cannot answer, with the status and what to change.
  * @example throw new StacApiFailure(404, 'There is no Collection "x"; GET /stac/api/collections lists them.')
  */
-export class StacApiFailure extends Error {
-  readonly status: StacErrorStatus;
-  readonly code: string;
-  /** Headers of the answer, such as Allow on a 405. */
-  readonly headers: Record<string, string>;
+export class StacApiFailure extends OgcApiFailure {
+  declare readonly status: StacErrorStatus;
 
   constructor(status: StacErrorStatus, description: string, headers: Record<string, string> = {}) {
-    super(description);
+    super(status, OGC_EXCEPTION_CODES.stac[status], description, headers);
     this.name = 'StacApiFailure';
-    this.status = status;
-    this.code = STAC_ERROR_CODES[status];
-    this.headers = headers;
-  }
-
-  /** The exception document. */
-  get body(): { code: string; description: string } {
-    return { code: this.code, description: this.message };
   }
 }
