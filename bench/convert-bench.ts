@@ -1,8 +1,9 @@
 /**
  * `npm run bench -- convert`: issue 26's figures for `geoshelf convert` and for a steward's first catalog.
- * - A 1M-feature GeoJSON file and a 1M-row CSV (points with three attributes) converted to GeoParquet by
- *   `geoshelf convert`, against `ogr2ogr` (Debian's GDAL) converting the same file to GeoPackage, in the same run:
- *   wall seconds and peak RSS of each process (GNU time), 3 rounds, a random side first each round.
+ * - A 1M-feature GeoJSON file, a 1M-row CSV and a 1M-feature GeoPackage (points with three attributes; the
+ *   GeoPackage is written by ogr2ogr from the GeoJSON) converted to GeoParquet by `geoshelf convert`, against
+ *   `ogr2ogr` (Debian's GDAL) converting the same file to GeoPackage, in the same run: wall seconds and peak RSS of
+ *   each process (GNU time), 3 rounds, a random side first each round. The GeoPackage goes through gdal3.js.
  * - From a folder of ten data files to a served catalog: `geoshelf add`, then `geoshelf start` until its API
  *   answers, as the README's guide runs them.
  */
@@ -27,10 +28,18 @@ export async function benchConvert(bench: BenchContext): Promise<void> {
   const hasOgr = spawnSync('ogr2ogr', ['--version']).status === 0;
   const hasTime = spawnSync('/usr/bin/time', ['-v', 'true']).status === 0;
   if (!hasOgr || !hasTime) console.log(`convert bench: ${hasOgr ? '' : 'ogr2ogr (gdal-bin) '}${hasTime ? '' : '/usr/bin/time '}is absent, so its side is not measured`);
-  for (const [name, input, ogrOptions] of [
+  const inputs: [string, string, string[]][] = [
     ['GeoJSON', geojson, []],
     ['CSV (lon/lat)', csv, ['-oo', 'X_POSSIBLE_NAMES=lon', '-oo', 'Y_POSSIBLE_NAMES=lat', '-a_srs', 'EPSG:4326']],
-  ] as const) {
+  ];
+  // Without ogr2ogr there is nothing to write the GeoPackage with, so its case is left out.
+  if (hasOgr) {
+    const gpkg = join(bench.root, 'points.gpkg');
+    const written = spawnSync('ogr2ogr', ['-f', 'GPKG', gpkg, geojson, '-nln', 'points'], { encoding: 'utf8' });
+    if (written.status !== 0) throw new Error(`ogr2ogr could not write ${gpkg}: ${written.stderr}`);
+    inputs.push(['GeoPackage (through gdal3.js)', gpkg, []]);
+  }
+  for (const [name, input, ogrOptions] of inputs) {
     const runs = { geoshelf: [] as Measured[], ogr2ogr: [] as Measured[] };
     for (let round = 0; round < ROUNDS; round++) {
       const sides = [

@@ -23,14 +23,14 @@ export function defineConvertCommand(program: Command, finish: Finish): void {
   program.command('convert')
     .summary('convert GeoJSON, CSV, plain Parquet, shapefiles, GeoPackages or File Geodatabases to GeoParquet 1.1')
     .description(
-      'Writes GeoParquet 1.1 from a GeoJSON FeatureCollection, a CSV with longitude/latitude or WKT columns, or a ' +
+      'Writes GeoParquet 1.1 from a GeoJSON FeatureCollection or Text Sequence, a CSV with longitude/latitude or WKT columns, or a ' +
       'Parquet file with a WKB or WKT geometry column, or a layer of a shapefile, GeoPackage or File Geodatabase (through ' +
       'GDAL, reprojected to longitude/latitude): a WKB geometry column, a bbox covering column, rows sorted ' +
       'on a Hilbert curve so row groups hold nearby features, zstd. OUTPUT defaults to INPUT with the extension ' +
       '.parquet. The output is in longitude/latitude (OGC:CRS84, written as PROJJSON): coordinates in another CRS are ' +
       'reprojected when --crs names it. A failed conversion leaves no file and exits 1.',
     )
-    .argument('<input>', 'the file to convert (.geojson, .json, .csv, .tsv, .parquet, .shp, .gpkg, .gdb)')
+    .argument('<input>', 'the file to convert (.geojson, .json, .geojsonl, .geojsons, .geojsonseq, .ndjson, .csv, .tsv, .parquet, .shp, .gpkg, .gdb)')
     .argument('[output]', 'the GeoParquet file to write')
     .option('--lon <name>', 'the longitude column (default: lon, lng, long, longitude or x)')
     .option('--lat <name>', 'the latitude column (default: lat, latitude or y)')

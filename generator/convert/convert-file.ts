@@ -1,11 +1,12 @@
 /**
- * `geoshelf convert`: any table of features DuckDB can read (GeoJSON, CSV, plain Parquet) becomes GeoParquet 1.1
+ * `geoshelf convert`: a table of features (GeoJSON, GeoJSON Text Sequences, CSV, plain Parquet, a GDAL layer) becomes GeoParquet 1.1
  * with a bbox covering column, rows in Hilbert order, zstd and row groups a range read can skip. The output is
  * always longitude/latitude, and says so with OGC:CRS84's PROJJSON: the catalog's bounds, twins and /features
  * need it, and an input in another CRS (`--crs`) is reprojected with proj4 as its rows pass through JavaScript.
  *
- * Memory stays bounded: DuckDB copies the input into a scratch database on disk; its rows come to JavaScript a
- * chunk (2,048 rows) at a time, whose WKB and bbox go back into that database through an appender; DuckDB then
+ * Memory stays bounded: GeoJSON is first split into one feature per line by a byte scanner (geojson-lines.ts),
+ * and GDAL writes a layer straight to disk; DuckDB (at most DUCKDB_MEMORY) copies the input into a scratch
+ * database on disk; its rows come to JavaScript a chunk (2,048 rows) at a time, whose WKB and bbox go back into that database through an appender; DuckDB then
  * sorts and writes, spilling to disk as it needs. Only the attributes never pass through JavaScript, so their
  * types stay DuckDB's. The file is written under a scratch name beside the output and renamed at the end.
  */
@@ -17,8 +18,15 @@ import { createGeoMetadata, createGeoParquetCopyOptions, type GeoMetadata } from
 import { CRS84_PROJJSON, createLonLatTransform, type PositionTransform } from '../../core/geo/crs.ts';
 import { quoteIdentifier, quoteLiteral } from '../../core/sql.ts';
 import { ConvertError } from './convert-error.ts';
-import { planSource, type GeometryOptions } from './read-source.ts';
+import { planSource, prepareInput, type GeometryOptions, type PreparedInput } from './read-source.ts';
 import { stageShapes, stageHilbertKeys } from './stage-shapes.ts';
+
+/**
+ * DuckDB's memory for one conversion; past it, DuckDB spills to the scratch folder. Without a limit its share grew
+ * with the file (1.6 GB for 4M GeoJSON points, 80% of RAM at most). 256 MB and 512 MB made ordinary inputs fail
+ * (rows of 2 KB, 10 KB), and a 100 MB feature needed 1.5 GB; 2 GB leaves them room.
+ */
+const DUCKDB_MEMORY = '2GB';
 
 /** What to convert and how. */
 export interface ConvertOptions extends GeometryOptions {
@@ -68,11 +76,11 @@ export async function convertFile(options: ConvertOptions): Promise<ConvertResul
   const transform = lonLatTransform(input, options.crs);
   // The scratch folder sits beside the output, so the finished file is renamed within one file system.
   const scratch = await mkdtemp(join(dirname(output), `.${basename(output)}.convert-`));
-  const instance = await DuckDBInstance.create(join(scratch, 'scratch.duckdb'), { temp_directory: join(scratch, 'spill') });
+  const instance = await DuckDBInstance.create(join(scratch, 'scratch.duckdb'), { temp_directory: join(scratch, 'spill'), memory_limit: DUCKDB_MEMORY });
   const reader = await instance.connect();
   const writer = await instance.connect();
   try {
-    const readable = fromGdal ? await exportLayer(input, options.layer, join(scratch, 'layer.geojson')) : input;
+    const readable = fromGdal ? await exportLayer(input, options.layer, scratch) : await prepareInput(input, scratch, input);
     const plan = await planSource(reader, readable, input, options);
     try {
       await reader.run(`CREATE TABLE source AS ${plan.query}`);
@@ -95,25 +103,31 @@ export async function convertFile(options: ConvertOptions): Promise<ConvertResul
   }
 }
 
-/** Inputs GDAL (gdal3.js) reads: each is turned into a GeoJSON file of one layer, in WGS84, which is then converted. */
+/**
+ * Inputs GDAL (gdal3.js) reads: each layer is written as GeoJSON in WGS84 to the scratch folder, then as one feature
+ * per line, like any GeoJSON input.
+ */
 const GDAL_INPUTS = new Set(['.shp', '.gpkg', '.gdb']);
 
 /**
- * Writes the layer of a shapefile, GeoPackage or File Geodatabase to `target` as GeoJSON in WGS84. A file of several
- * layers needs `layer`. GDAL holds the layer in memory (gdal3.js's file system), so these inputs are bounded by the
- * size of one layer, not streamed.
+ * Writes the layer of a shapefile, GeoPackage or File Geodatabase into `scratch` as one GeoJSON feature per line in
+ * WGS84, ready for planSource. A file of several layers needs `layer`. GDAL writes the layer straight to disk, and
+ * the lines are copied from there a megabyte at a time, so neither holds the layer in memory.
  */
-async function exportLayer(input: string, layer: string | undefined, target: string): Promise<string> {
-  const { listGdalLayers, writeLayerAsGeoJson } = await import('../enrich/inspect-gdal.ts');
+async function exportLayer(input: string, layer: string | undefined, scratch: string): Promise<PreparedInput> {
+  const { listGdalLayers, streamLayerAsGeoJson } = await import('../enrich/inspect-gdal.ts');
+  const collection = join(scratch, 'layer.geojson');
   try {
     const layers = await listGdalLayers(input);
     if (layer !== undefined && !layers.includes(layer)) throw new Error(`it has no layer "${layer}"; its layers are ${layers.join(', ')}`);
     if (layer === undefined && layers.length > 1) throw new Error(`it has ${layers.length} layers (${layers.join(', ')}): choose one with --layer`);
-    await writeLayerAsGeoJson(input, layer ?? null, target);
-    return target;
+    await streamLayerAsGeoJson(input, layer ?? null, collection);
   } catch (error) {
     throw new ConvertError(input, (error as Error).message.split('\n')[0]!);
   }
+  const lines = await prepareInput(collection, scratch, input);
+  await rm(collection);
+  return lines;
 }
 
 /** The reprojection from `crs` to longitude/latitude, null when there is none to do. @throws ConvertError for a CRS geoshelf does not know. */

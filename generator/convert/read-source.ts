@@ -1,17 +1,25 @@
 /**
  * The first step of `geoshelf convert`: what kind of file the input is, how DuckDB reads it as rows, and which of
- * its columns hold the geometry. Nothing is read into JavaScript here but column names and types.
+ * its columns hold the geometry. Nothing is read into JavaScript here but column names and types, and GeoJSON's
+ * bytes on their way to a file of one feature per line (geojson-lines.ts), which DuckDB reads a buffer at a time.
  */
-import { open } from 'node:fs/promises';
-import { extname } from 'node:path';
+import { extname, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteLiteral } from '../../core/sql.ts';
 import { ConvertError } from './convert-error.ts';
+import { findMalformedLine, writeFeatureLines } from './geojson-lines.ts';
 
-/** The input formats `geoshelf convert` reads, by file extension. */
-export const INPUT_FORMATS: Record<string, 'geojson' | 'csv' | 'parquet'> = {
+/**
+ * The input formats `geoshelf convert` reads, by file extension: a GeoJSON FeatureCollection, GeoJSON features one
+ * after another (RFC 8142 Text Sequences, or newline-delimited), CSV, Parquet.
+ */
+export const INPUT_FORMATS: Record<string, 'geojson' | 'geojsonseq' | 'csv' | 'parquet'> = {
   '.geojson': 'geojson',
   '.json': 'geojson',
+  '.geojsonl': 'geojsonseq',
+  '.geojsons': 'geojsonseq',
+  '.geojsonseq': 'geojsonseq',
+  '.ndjson': 'geojsonseq',
   '.csv': 'csv',
   '.tsv': 'csv',
   '.txt': 'csv',
@@ -49,13 +57,46 @@ const GEOMETRY_NAMES = ['geometry', 'geom', 'wkt', 'wkb', 'the_geom'];
 /** Names the output gives its own columns. */
 const OUTPUT_COLUMNS = ['geometry', 'bbox'];
 
-/** Plans how to read `path` (`label` names it in errors). @throws ConvertError when it cannot be converted. */
-export async function planSource(connection: DuckDBConnection, path: string, label: string, options: GeometryOptions): Promise<SourcePlan> {
-  const format = INPUT_FORMATS[extname(path).toLowerCase()];
+/** The file of one feature per line that `prepareInput` writes, and `planSource` reads, in the scratch folder. */
+const FEATURE_LINES = 'features.ndjson';
+/** DuckDB's own maximum_object_size: its JSON reader holds buffers of twice this, whatever the features' size. */
+const DEFAULT_OBJECT_BYTES = 16 << 20;
+
+/** DuckDB's maximum_object_size for lines up to `longestLine` bytes long. */
+function objectBytes(longestLine: number): number {
+  return Math.max(DEFAULT_OBJECT_BYTES, longestLine + 1);
+}
+
+/** A file ready for `planSource`: the input itself (CSV, Parquet), or its GeoJSON features one a line. */
+export interface PreparedInput {
+  path: string;
+  format: 'lines' | 'csv' | 'parquet';
+  /** For lines: the longest in bytes, which DuckDB's JSON reader must be told it may meet. */
+  longestLine: number;
+}
+
+/**
+ * Makes the file `planSource` reads for `input`, in the conversion's `scratch` folder: GeoJSON (a FeatureCollection
+ * or a sequence) is first written there as one feature per line, since DuckDB reads a FeatureCollection whole; CSV
+ * and Parquet are read as they are. `label` names the input in errors.
+ * @throws ConvertError for an extension geoshelf does not read, or GeoJSON that is not a FeatureCollection or a
+ * sequence of features.
+ */
+export async function prepareInput(input: string, scratch: string, label: string): Promise<PreparedInput> {
+  const format = INPUT_FORMATS[extname(input).toLowerCase()];
   if (format === undefined) {
-    throw new ConvertError(label, `geoshelf convert reads ${[...Object.keys(INPUT_FORMATS), '.shp', '.gpkg', '.gdb'].join(', ')} files, not ${extname(path) || 'a file without an extension'}`);
+    throw new ConvertError(label, `geoshelf convert reads ${[...Object.keys(INPUT_FORMATS), '.shp', '.gpkg', '.gdb'].join(', ')} files, not ${extname(input) || 'a file without an extension'}`);
   }
-  if (format === 'geojson') return planGeoJson(connection, path, label);
+  if (format === 'csv' || format === 'parquet') return { path: input, format, longestLine: 0 };
+  const path = join(scratch, FEATURE_LINES);
+  const { longestLine } = await writeFeatureLines(input, path, format === 'geojson' ? 'collection' : 'sequence', label);
+  return { path, format: 'lines', longestLine };
+}
+
+/** Plans how to read what `prepareInput` made (`label` names the input in errors). @throws ConvertError when it cannot be converted. */
+export async function planSource(connection: DuckDBConnection, input: PreparedInput, label: string, options: GeometryOptions): Promise<SourcePlan> {
+  const { path, format } = input;
+  if (format === 'lines') return planFeatureLines(connection, input, label);
   if (format === 'parquet') await refuseGeoParquet(connection, path, label);
   // The sniffer guesses "no quoting" when its sample holds no quoted field, and a later "a, b" then breaks a row.
   const reader = format === 'csv' ? `read_csv(${quoteLiteral(path)}, quote = '"', escape = '"')` : `read_parquet(${quoteLiteral(path)})`;
@@ -66,34 +107,39 @@ export async function planSource(connection: DuckDBConnection, path: string, lab
   return { query, columns, geometry, attributes: checkAttributes(columns.map((column) => column.name).filter((name) => !replaced.includes(name)), label) };
 }
 
-async function planGeoJson(connection: DuckDBConnection, path: string, label: string): Promise<SourcePlan> {
-  await assertJsonObject(path, label);
-  const features = `SELECT unnest(features) AS f FROM read_json(${quoteLiteral(path)}, maximum_object_size = 1073741824)`;
-  let featureType: string;
+/**
+ * Reads a file of one GeoJSON feature per line: a column per property, and the geometry as JSON text. DuckDB
+ * infers the types in a first pass (DESCRIBE), and the read that copies the rows is told them.
+ * - `sample_size = -1`: the types come from every feature, not the first 20,480; with a sample, a property that
+ *   first appears later is dropped without a word, and one that turns from numbers to text stops the read with a
+ *   cast error. A property of several types becomes JSON.
+ * - `map_inference_threshold = -1`: properties stay a STRUCT, so a column each; DuckDB would otherwise make many or
+ *   sparse keys one MAP, which `unnest` cannot spread into columns.
+ * - the geometry is read as JSON text, not as the nested lists DuckDB infers: reading a 100 MB line took 2.6 GB
+ *   as lists, 0.7 GB as text.
+ * - `maximum_object_size`: the longest line, when over DuckDB's 16 MB (a detailed coastline). Not more: DuckDB
+ *   allocates buffers of twice this, 2 GB for a 1 GB allowance.
+ */
+async function planFeatureLines(connection: DuckDBConnection, input: PreparedInput, label: string): Promise<SourcePlan> {
+  const lines = `${quoteLiteral(input.path)}, format = 'newline_delimited', records = true, maximum_object_size = ${objectBytes(input.longestLine)}`;
+  let inferred: { name: string; type: string }[];
   try {
-    featureType = (await describeQuery(connection, features, label)).find((column) => column.name === 'f')?.type ?? '';
-  } catch {
-    throw new ConvertError(label, 'it is not a GeoJSON FeatureCollection (no "features" array of Feature objects)');
+    inferred = (await connection.runAndReadAll(`DESCRIBE SELECT * FROM read_json(${lines}, sample_size = -1, map_inference_threshold = -1)`))
+      .getRowObjects().map((row) => ({ name: String(row.column_name), type: String(row.column_type) }));
+  } catch (error) {
+    // DuckDB names the scratch file, and its line numbers are off by one: say which feature, from JSON.parse.
+    const malformed = await findMalformedLine(input.path);
+    if (malformed) throw new ConvertError(label, `its feature ${malformed.line} is not valid JSON (${malformed.reason})`);
+    throw new ConvertError(label, `DuckDB cannot read it: ${firstLine(error)}`);
   }
-  if (!/^STRUCT\(.*\bgeometry\b/i.test(featureType)) throw new ConvertError(label, 'it is not a GeoJSON FeatureCollection (its features have no "geometry")');
+  if (!inferred.some((column) => column.name === 'geometry')) throw new ConvertError(label, 'it is not GeoJSON: its features have no "geometry"');
+  const types = inferred.map(({ name, type }) => `${quoteLiteral(name)}: ${quoteLiteral(name === 'geometry' ? 'JSON' : type)}`);
   // Features without properties make DuckDB type `properties` as JSON or NULL, which cannot be unnested.
-  const hasProperties = /\bproperties STRUCT\(/i.test(featureType);
-  const query = `SELECT ${hasProperties ? 'unnest(f.properties), ' : ''}f.geometry::JSON AS geometry FROM (${features})`;
+  const hasProperties = inferred.some((column) => column.name === 'properties' && /^STRUCT\(/i.test(column.type));
+  const query = `SELECT ${hasProperties ? 'unnest(properties), ' : ''}geometry FROM read_json(${lines}, columns = {${types.join(', ')}})`;
   const columns = await describeQuery(connection, query, label);
   const attributes = checkAttributes(columns.slice(0, -1).map((column) => column.name), label);
   return { query, columns, geometry: { kind: 'geojson', column: 'geometry' }, attributes };
-}
-
-/** A quick look before DuckDB's JSON reader, whose own error on a CSV or a binary file says little. */
-async function assertJsonObject(path: string, label: string): Promise<void> {
-  const file = await open(path);
-  try {
-    const { buffer, bytesRead } = await file.read(Buffer.alloc(4096), 0, 4096, 0);
-    const start = buffer.subarray(0, bytesRead).toString('utf8').replace(/^\uFEFF/, '').trimStart();
-    if (!start.startsWith('{')) throw new ConvertError(label, 'it is not GeoJSON: it does not start with a JSON object');
-  } finally {
-    await file.close();
-  }
 }
 
 async function refuseGeoParquet(connection: DuckDBConnection, path: string, label: string): Promise<void> {
