@@ -103,21 +103,19 @@ export interface PageColumn {
  * cross the IPC channel in 2 ms of the API process's event loop, a string in 35–60 ms, and a JSON.stringify of the
  * rows as objects, or a TextEncoder pass over a string, costs as much again.
  */
-export interface PageValue {
+export interface PageValue extends PageFacts {
   columns: PageColumn[];
   /** The rows as a JSON array, UTF-8. */
   rowsJson: Uint8Array;
-  rowCount: number;
-  hasMore: boolean;
-  truncated: boolean;
-  warnings: string[];
-  bytesRead: number;
-  geometryColumn: string | null;
 }
 
 /** What an Arrow page task returns: the stream (schema and one record batch) and what the page needs besides. */
-export interface ArrowPageValue {
+export interface ArrowPageValue extends PageFacts {
   ipc: Uint8Array;
+}
+
+/** What a page says of itself, in JSON or Arrow. */
+export interface PageFacts {
   rowCount: number;
   hasMore: boolean;
   truncated: boolean;
