@@ -9,11 +9,6 @@ import type { StorageLocationRecord } from '../../schemas/records/storage-locati
 import { listRemoteObjects, openRemoteObject, RemoteReadError } from '../../runtime/remote-object.ts';
 import { slugOf, uniqueSlug } from './slugs.ts';
 
-/** Whether a PATH given to `add` is in object storage rather than in the data folder. */
-export function isRemotePath(path: string): boolean {
-  return /^(s3|https?):\/\//i.test(path);
-}
-
 /** A storage location a remote PATH is in: its slug, what the reader needs of it, and its record when it is new. */
 export interface RemoteLocation {
   slug: string;

@@ -24,11 +24,16 @@ import { listGdalLayers } from '../enrich/inspect-gdal.ts';
 import type { StorageLocationRecord } from '../../schemas/records/storage-location-record.ts';
 import type { WholeReader } from '../enrich/remote-whole.ts';
 import { MULTI_FILE } from '../enrich/inspectors.ts';
-import { isRemotePath, type RemoteLocation } from './add-remote.ts';
+import type { RemoteLocation } from './add-remote.ts';
 import { slugOf, uniqueSlug } from './slugs.ts';
 
 /** Tables of text that `--convert` turns into GeoParquet (longitude/latitude or WKT columns). */
 const CSV_EXTENSIONS = new Set(['.csv', '.tsv']);
+
+/** Whether a PATH given to `add` is in object storage (read by add-remote.ts, loaded only then: the S3 SDK is large). */
+function isRemotePath(path: string): boolean {
+  return /^(s3|https?):\/\//i.test(path);
+}
 
 /** The `base_url` of a storage location that is the data folder. */
 const STORAGE_PLACEHOLDER = '{storage_base_url}';
