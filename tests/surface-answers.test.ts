@@ -22,7 +22,9 @@ import { sampleManifest, sampleServer } from './helpers/sample.ts';
 const FIXTURE = join(ROOT, 'tests/fixtures/surface-answers.json');
 const RECORD = process.env.GEOSHELF_RECORD_ANSWERS === '1';
 /** Fields of JSON answers that differ between two runs of the same request by design. */
-const VOLATILE = new Set(['elapsed_ms', 'bytes_read', 'query_id', 'query_token', 'timeStamp']);
+const VOLATILE = new Set(['elapsed_ms', 'bytes_read', 'query_id', 'query_token', 'timeStamp', 'checked_at']);
+/** Headers recorded beside the body, where an answer has them: what a method, a retry or a cache is told. */
+const RECORDED_HEADERS = ['allow', 'retry-after', 'cache-control', 'content-disposition', 'accept-ranges', 'content-range'];
 /** Answers named in a failure; the rest are counted. */
 const SHOWN = 20;
 
@@ -30,6 +32,8 @@ interface Answer {
   status: number;
   type: string | null;
   sha256: string;
+  /** The headers of {@link RECORDED_HEADERS} the answer has. */
+  headers?: Record<string, string>;
 }
 
 interface Recorded {
@@ -44,8 +48,9 @@ const get = (path: string, headers: Record<string, string> = {}) => (server: Geo
 const send = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => (server: GeoshelfServer) =>
   Promise.resolve(server.fetch(new Request(`http://localhost${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })));
 const MCP_HEADERS = { accept: 'application/json, text/event-stream' };
-const mcp = (id: number, method: string, params: unknown) => send('POST', '/mcp', { jsonrpc: '2.0', id, method, params }, MCP_HEADERS);
+const mcp = (id: number, method: string, params: unknown, path = '/mcp') => send('POST', path, { jsonrpc: '2.0', id, method, params }, MCP_HEADERS);
 const CITIES = 'geonames.cities.cities-15000';
+const ZIP = '/api/collections/geonames/datasets/admin-seats/files/first-order-seats/sources/7/download-zip';
 
 /** The requests whose answers are recorded: each surface's documents, pages of data, and its errors. */
 const ASKED: Asked[] = [
@@ -82,6 +87,21 @@ const ASKED: Asked[] = [
   ['POST /mcp search_datasets', mcp(3, 'tools/call', { name: 'search_datasets', arguments: { query: 'countries' } })],
   ['POST /mcp unknown tool', mcp(4, 'tools/call', { name: 'no_such_tool', arguments: {} })],
   ['GET /no/such/page', get('/no/such/page')],
+  ['GET /api/health/ready', get('/api/health/ready')],
+  ['HEAD /api/health/ready', send('HEAD', '/api/health/ready')],
+  ['POST /api/health/ready', send('POST', '/api/health/ready', {})],
+  ['GET /api/health/ready/more', get('/api/health/ready/more')],
+  ['GET download-zip', get(ZIP)],
+  ['HEAD download-zip', send('HEAD', ZIP)],
+  ['GET download-zip range', get(ZIP, { range: 'bytes=0-99' })],
+  ['PUT download-zip', send('PUT', ZIP, {})],
+  ['GET download-zip of no source', get(ZIP.replace('/sources/7/', '/sources/999999/'))],
+  ['GET download-zip of a bad source id', get(ZIP.replace('/sources/7/', '/sources/x/'))],
+  ['GET /mcp', get('/mcp', MCP_HEADERS)],
+  ['DELETE /mcp', send('DELETE', '/mcp', undefined, MCP_HEADERS)],
+  ['POST /mcp/more', mcp(5, 'tools/list', {}, '/mcp/more')],
+  ['POST /mcp not JSON', (server) => Promise.resolve(server.fetch(new Request('http://localhost/mcp', { method: 'POST', headers: { 'content-type': 'application/json', ...MCP_HEADERS }, body: '{' })))],
+  ['POST /mcp from another origin', send('POST', '/mcp', { jsonrpc: '2.0', id: 6, method: 'tools/list', params: {} }, { ...MCP_HEADERS, origin: 'https://elsewhere.example' })],
 ];
 
 /** The SHA-256 of a body, without the fields that differ by design when it is JSON. */
@@ -128,7 +148,11 @@ describe('the sample\'s recorded answers', () => {
     for (const [name, ask] of ASKED) {
       const response = await ask(server);
       const type = response.headers.get('content-type');
-      now.answers[name] = { status: response.status, type, sha256: hashBody(Buffer.from(await response.arrayBuffer()), type) };
+      const headers = Object.fromEntries(RECORDED_HEADERS.flatMap((header) => {
+        const value = response.headers.get(header);
+        return value === null ? [] : [[header, value]];
+      }));
+      now.answers[name] = { status: response.status, type, sha256: hashBody(Buffer.from(await response.arrayBuffer()), type), ...(Object.keys(headers).length ? { headers } : {}) };
     }
     if (RECORD) return;
     expect(differences(recorded!.answers, now.answers)).toEqual([]);
