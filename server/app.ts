@@ -6,7 +6,7 @@ import { FastResponse } from 'srvx';
 import type { Config } from '../runtime/config.ts';
 import { answerCatalogRequest, CATALOG_ALLOW, loadSnapshot, type CatalogSnapshot } from './catalog.ts';
 import { answerDataRequest, listDataFiles } from './data-files.ts';
-import { answerDownloadZip, DOWNLOAD_ZIP_ROUTE } from './download-zip.ts';
+import { answerDownloadZip } from './download-zip.ts';
 import { mapProblemError, renderError } from './errors.ts';
 import { createQueryService, type QueryService } from '../query/service.ts';
 import { registerQueryRoutes } from './queries.ts';
@@ -101,17 +101,27 @@ export function createServer(options: AppOptions): GeoshelfServer {
     warn,
   });
   const readiness = createReadinessMonitor(() => ({ index: snapshot.context.index, buildId: String(snapshot.loadedAt) }), config.dataDir, warn);
-  for (const method of ['GET', 'HEAD'] as const) {
-    app.on(method, SERVICE_ROUTES.getReadiness.h3Path, async (event) => {
-      const answer = await readiness.current();
-      const ready = answer.status === 'ready';
-      const headers = { ...CORS_HEADERS, 'content-type': 'application/json', 'cache-control': 'no-store', ...(ready ? {} : { 'retry-after': String(READINESS_RETRY_S) }) };
-      return new FastResponse(event.req.method === 'HEAD' ? null : `${JSON.stringify(answer)}\n`, { status: ready ? 200 : 503, headers });
-    });
-  }
-  registerQueryRoutes(app, queries, { tileMaxAge: config.queryTokenTtl, sendIdleTimeoutMs: config.sendIdleTimeoutMs });
+  const mapProblem = mapProblemError(() => snapshot.store.manifest.settings.base_url);
   const zipOptions = { dataDir: config.dataDir, cacheMaxAge: config.cacheMaxAge, sendIdleTimeoutMs: config.sendIdleTimeoutMs, remoteCopy: queries.remoteCopy };
-  for (const method of ['GET', 'HEAD'] as const) app.on(method, DOWNLOAD_ZIP_ROUTE, (event) => answerDownloadZip(event.req, snapshot, zipOptions, event.context.params ?? {}));
+  // Two routes inside the catalog's /api that the static tree does not hold. They claim no other path (no notFound),
+  // and a source's path that does not parse is looked up as written, so the catalog names what does not exist.
+  mountRouteTable(app, {
+    routes: SERVICE_ROUTES,
+    handlers: {
+      getReadiness: async (event) => {
+        const answer = await readiness.current();
+        const ready = answer.status === 'ready';
+        const headers = { ...CORS_HEADERS, 'content-type': 'application/json', 'cache-control': 'no-store', ...(ready ? {} : { 'retry-after': String(READINESS_RETRY_S) }) };
+        return new FastResponse(event.req.method === 'HEAD' ? null : `${JSON.stringify(answer)}\n`, { status: ready ? 200 : 503, headers });
+      },
+      getSourceArchive: (event, path) => answerDownloadZip(event.req, snapshot, zipOptions, path),
+    },
+    invalidPath: (_failure, event) => answerDownloadZip(event.req, snapshot, zipOptions, event.context.params ?? {}),
+    methodNotAllowed: (_methods, event) => {
+      throw readOnly(event.req.method);
+    },
+  }, mapProblem);
+  registerQueryRoutes(app, queries, { tileMaxAge: config.queryTokenTtl, sendIdleTimeoutMs: config.sendIdleTimeoutMs });
   registerFeatureRoutes(app, { queries, catalog: () => ({ index: snapshot.context.index, baseUrl: snapshot.store.manifest.settings.base_url, buildId: String(snapshot.loadedAt) }), cacheMaxAge: config.cacheMaxAge });
   registerStacRoutes(app, () => snapshot, { cacheMaxAge: config.cacheMaxAge });
   registerMcpRoute(app, { snapshot: () => snapshot, queries }, { rate: config.mcpRate });
@@ -130,7 +140,7 @@ export function createServer(options: AppOptions): GeoshelfServer {
       throw readOnly(event.req.method);
     },
     notFound: answerCatalog,
-  }, mapProblemError(() => snapshot.store.manifest.settings.base_url));
+  }, mapProblem);
   app.all('/**', (event) => {
     refuseWrites(event);
     const url = event.url;

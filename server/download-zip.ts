@@ -18,8 +18,11 @@ import { matchesEtag } from './responses.ts';
 import { cutWhenIdle } from './send-idle.ts';
 import { listSourceFiles, type ArchiveEntry } from '../runtime/source-files.ts';
 
-/** Path of the download-zip route, as h3 matches it. */
-export const DOWNLOAD_ZIP_ROUTE = '/api/collections/:collection/datasets/:dataset/files/:file/sources/:source/download-zip';
+/**
+ * The path values of the download-zip route (core/api/catalog/routes.ts `SERVICE_ROUTES.getSourceArchive`): parsed,
+ * or as h3 gave them when one does not parse, since a slug that cannot exist names nothing, which the catalog says.
+ */
+export type SourceArchivePath = Readonly<Partial<Record<'collectionSlug' | 'datasetSlug' | 'fileSlug' | 'sourceId', string | number>>>;
 
 /** What the route reads from the settings. */
 export interface DownloadZipOptions {
@@ -40,7 +43,7 @@ const YAZL_VERSION = (createRequire(import.meta.url)('yazl/package.json') as { v
  * the files and the source, so the archive has a strong ETag, a known length and byte ranges, which is what
  * GDAL's `/vsizip//vsicurl/` needs to open it in place.
  */
-export async function answerDownloadZip(request: Request, snapshot: CatalogSnapshot, options: DownloadZipOptions, params: Record<string, string>): Promise<Response> {
+export async function answerDownloadZip(request: Request, snapshot: CatalogSnapshot, options: DownloadZipOptions, params: SourceArchivePath): Promise<Response> {
   const { source, fileName, formatType } = findSource(snapshot, params);
   const index = snapshot.context.index;
   const unreadable = () => new HTTPError({ status: 404, message: 'This source is not stored where this server can read it; download it from its url.' });
@@ -108,17 +111,18 @@ async function copyEntries(remoteCopy: RemoteCopies['get'], location: StorageLoc
   }));
 }
 
-function findSource(snapshot: CatalogSnapshot, params: Record<string, string>): { source: SourceModel; fileName: string; formatType: string } {
+function findSource(snapshot: CatalogSnapshot, params: SourceArchivePath): { source: SourceModel; fileName: string; formatType: string } {
   const index = snapshot.context.index;
-  const found = lookupFile(index, params.collection ?? '', params.dataset ?? '', params.file ?? '');
+  const found = lookupFile(index, String(params.collectionSlug ?? ''), String(params.datasetSlug ?? ''), String(params.fileSlug ?? ''));
+  const sourceId = String(params.sourceId ?? '');
   if (!found.ok) throw new HTTPError({ status: 404, message: found.detail });
   for (const link of found.file.formats) {
-    const source = link.sources.find((candidate) => String(candidate.id) === params.source);
+    const source = link.sources.find((candidate) => String(candidate.id) === sourceId);
     const format = index.formatsById.get(link.format_id)?.slug ?? String(link.format_id);
     // The dataset, file, format and version name one source, so two downloads never share a file name.
     if (source) return { source, fileName: `${found.dataset.slug}-${found.file.slug}-${format}-${source.version}`, formatType: index.formatsById.get(link.format_id)?.format_type ?? '' };
   }
-  throw new HTTPError({ status: 404, message: `File "${found.file.slug}" has no source ${params.source}; its metadata route lists them.` });
+  throw new HTTPError({ status: 404, message: `File "${found.file.slug}" has no source ${sourceId}; its metadata route lists them.` });
 }
 
 /** Records in the sample are UTC without a zone suffix; a timestamp that names its zone is taken as written. */

@@ -16,6 +16,8 @@ const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;
 /** JSON-RPC 2.0's implementation-defined server error, which the SDK's transport also answers with. */
 const SERVER_ERROR = -32000;
+/** JSON-RPC 2.0's code of an error inside the server. */
+const INTERNAL_ERROR = -32603;
 /** JSON-RPC code of a resource that does not exist (MCP specification, resources). */
 const RESOURCE_NOT_FOUND = -32002;
 
@@ -78,6 +80,7 @@ const REFUSALS = {
   unreadable: (): Refusal => ({ status: 400, code: PARSE_ERROR, message: 'Parse error: the request body could not be read.' }),
   too_large: (maxBytes: number): Refusal => ({ status: 413, code: SERVER_ERROR, message: requestBodyTooLargeMessage(maxBytes) }),
   too_deep: (problem: string): Refusal => ({ status: 400, code: INVALID_REQUEST, message: `Invalid Request: the body ${problem}.` }),
+  internal: (): Refusal => ({ status: 500, code: INTERNAL_ERROR, message: 'Internal error: it has been logged.' }),
   batch: (): Refusal => ({
     status: 400, code: INVALID_REQUEST, message: 'Invalid Request: JSON-RPC batches are not supported; send one message per request (MCP 2025-11-25 has no batches).',
   }),
@@ -95,4 +98,10 @@ export function refuseMcpRequest<R extends RefusalReason>(reason: R, ...details:
   const { status, code, message, headers = {} } = (REFUSALS[reason] as (...values: unknown[]) => Refusal)(...details);
   const body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
   return new FastResponse(body, { status, headers: { ...headers, 'content-type': 'application/json', 'cache-control': 'no-store' } });
+}
+
+/** The error mapper of `/mcp` (server/surface-kit.ts): what escaped the SDK's transport is logged and answered 500. */
+export function mapMcpError(error: unknown): Response {
+  console.error('unexpected error on /mcp', error);
+  return refuseMcpRequest('internal');
 }

@@ -6,16 +6,16 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { findJsonDepthProblem } from '../core/json-depth.ts';
 import { listMcpTools } from '../core/mcp/tool-list.ts';
 import { requestClientOf } from './client-address.ts';
-import { refuseMcpRequest } from './mcp-errors.ts';
+import { mapMcpError, refuseMcpRequest } from './mcp-errors.ts';
 import { addPrompts } from './mcp-prompts.ts';
 import { addResources } from './mcp-resources.ts';
 import { addTools, type McpDependencies } from './mcp-tools.ts';
 import { createRateLimit } from './rate-limit.ts';
+import { mountRouteTable } from './surface-kit.ts';
+import { MCP_ROUTES } from '../core/api/mcp/routes.ts';
 
 export type { McpDependencies } from './mcp-tools.ts';
 
-/** Where the MCP endpoint is served. */
-export const MCP_PATH = '/mcp';
 /** Largest JSON-RPC request body; past it the answer is 413 before anything is parsed. Tool inputs are small. */
 export const MCP_MAX_BODY_BYTES = 256 * 1024;
 /** Largest number of array elements and object members in one tool call's arguments. */
@@ -45,14 +45,21 @@ export function registerMcpRoute(app: H3, dependencies: McpDependencies, options
   // The tool list is made now, at start, rather than by the first client's tools/list.
   listMcpTools();
   const limit = createRateLimit({ rate: options.rate });
-  app.all(MCP_PATH, (event) => {
-    // One identity per client for the rate and for the query pool, as /api/queries counts it: a burst over MCP and
-    // over HTTP is one client's share.
-    const client = requestClientOf(event);
-    const seconds = limit.retryAfter(client);
-    if (seconds > 0) return refuseMcpRequest('rate', seconds);
-    return answerMcpRequest(event.req, dependencies, client);
-  });
+  mountRouteTable(app, {
+    routes: MCP_ROUTES,
+    handlers: {
+      postMcp: (event) => {
+        // One identity per client for the rate and for the query pool, as /api/queries counts it: a burst over MCP
+        // and over HTTP is one client's share.
+        const client = requestClientOf(event);
+        const seconds = limit.retryAfter(client);
+        if (seconds > 0) return refuseMcpRequest('rate', seconds);
+        return answerMcpRequest(event.req, dependencies, client);
+      },
+    },
+    // The server opens no stream (GET) and keeps no session (DELETE), as the transport specification allows.
+    methodNotAllowed: () => refuseMcpRequest('method'),
+  }, mapMcpError);
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { H3, H3Event } from 'h3';
+import { HTTPError, type H3, type H3Event } from 'h3';
 import type { ParseFailure, PathValues, Route } from '../core/api/route-table.ts';
 
 /** A route of any table, whatever its parameters (a table is a record of routes with different ones). */
@@ -21,12 +21,16 @@ export interface SurfaceTable<T extends Record<string, AnyRoute>> {
   routes: T;
   /** A handler per route id, or one for every route (the catalog: its prebuilt file, else its renderer). */
   handlers: { [K in keyof T]: RouteHandler<T[K]> } | RouteHandler;
-  /** A path parameter that does not parse. */
-  invalidPath: (failure: ParseFailure, event: H3Event) => Response | Promise<Response>;
+  /** A path parameter that does not parse; without it, a 404 answered by the table's error mapper. */
+  invalidPath?: (failure: ParseFailure, event: H3Event) => Response | Promise<Response>;
   /** Another method on a route's path; `methods` are those it accepts, for the message and the Allow header. */
   methodNotAllowed: (methods: readonly string[], event: H3Event) => Response | Promise<Response>;
-  /** A path under the surface's base that no route matches. */
-  notFound: (event: H3Event) => Response | Promise<Response>;
+  /**
+   * A path under the surface's base that no route matches. Without it the table claims only its routes' paths: a
+   * few routes inside another surface's space (readiness and download-zip under the catalog's /api) leave every
+   * other path, and what h3 refuses before routing, to that surface.
+   */
+  notFound?: (event: H3Event) => Response | Promise<Response>;
 }
 
 /** The error mappers of the tables mounted on each app, longest base first, for errors raised outside any handler. */
@@ -34,8 +38,8 @@ const mounts = new WeakMap<object, { base: string; mapError: ErrorMapper }[]>();
 
 /**
  * Mounts a surface: GET and HEAD for each GET route, POST for each POST route, a 405 for any other method on a
- * route's path, and the table's 404 for any other path under its base (the leading segments every route's path
- * shares: `/stac/api`). Whatever a handler throws is answered by `mapError`, which also answers what h3 refuses on
+ * route's path, and the table's 404, when it has one, for any other path under its base (the leading segments
+ * every route's path shares: `/stac/api`). Whatever a handler throws is answered by `mapError`, which also answers what h3 refuses on
  * a path under the base before routing (see {@link findErrorMapper}).
  * @example
  * mountRouteTable(app, { routes: TOY_ROUTES, handlers, invalidPath, methodNotAllowed, notFound }, mapToyError);
@@ -50,13 +54,17 @@ export function mountRouteTable<T extends Record<string, AnyRoute>>(app: H3, tab
     for (const method of methods) {
       app.on(method, route.h3Path, (event) => guard(event, () => {
         const path = route.parsePath(event.context.params ?? {});
-        return path.ok ? handle(event, path.value) : table.invalidPath(path, event);
+        if (path.ok) return handle(event, path.value);
+        if (table.invalidPath) return table.invalidPath(path, event);
+        throw new HTTPError({ status: 404, message: path.detail });
       }));
     }
   }
   for (const [path, methods] of methodsByPath) app.all(path, (event) => guard(event, () => table.methodNotAllowed(methods, event)));
+  const notFound = table.notFound;
+  if (!notFound) return;
   const base = baseOf(Object.values(table.routes));
-  app.all(`${base}/**`, (event) => guard(event, () => table.notFound(event)));
+  app.all(`${base}/**`, (event) => guard(event, () => notFound(event)));
   mounts.set(app, [...(mounts.get(app) ?? []), { base, mapError }].sort((a, b) => b.base.length - a.base.length));
 }
 

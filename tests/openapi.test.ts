@@ -19,7 +19,7 @@ describe('the OpenAPI document', () => {
     expect(problems.map((problem) => `${problem.severity} ${problem.ruleId}: ${problem.message} at ${problem.location[0]?.pointer}`)).toEqual([]);
   });
 
-  it('describes every catalog route of the contract, the query routes and readiness', () => {
+  it('describes every catalog route of the contract, the query routes, readiness and download-zip', () => {
     expect(Object.keys(document.paths).sort()).toEqual([
       '/api',
       '/api/collections',
@@ -27,6 +27,7 @@ describe('the OpenAPI document', () => {
       '/api/collections/{collectionSlug}/datasets/{datasetSlug}',
       '/api/collections/{collectionSlug}/datasets/{datasetSlug}/files/{fileSlug}',
       '/api/collections/{collectionSlug}/datasets/{datasetSlug}/files/{fileSlug}/schema',
+      '/api/collections/{collectionSlug}/datasets/{datasetSlug}/files/{fileSlug}/sources/{sourceId}/download-zip',
       '/api/collections/{slug}',
       '/api/datasets',
       '/api/datasets/stats',

@@ -235,9 +235,11 @@ function splitSource(source: string): Piece[] {
   return pieces;
 }
 
-/** The names of query parameters and headers the tables declare. Conditional headers are HTTP's, not the API's. */
+/** HTTP's own request headers (RFC 9110: conditional and range requests), read wherever HTTP is answered. */
+const HTTP_HEADERS = new Set(['if-none-match', 'range', 'if-range']);
+/** The names of query parameters and headers the tables declare, HTTP's own headers aside. */
 const PARAMETER_NAMES = [...new Set(routes.flatMap((route) => [...Object.keys(route.query ?? {}), ...Object.keys(route.headers ?? {})]))]
-  .filter((name) => name.toLowerCase() !== 'if-none-match');
+  .filter((name) => !HTTP_HEADERS.has(name.toLowerCase()));
 
 /** Limits the tables and constants state, with the words (case-sensitive) a duplicate of each would stand next to. */
 function collectLimits(): Map<number, Set<string>> {

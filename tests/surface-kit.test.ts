@@ -78,3 +78,27 @@ describe('a surface mounted from its route table', () => {
     expect(findErrorMapper(app, '/toy/greetings/elsewhere')).toBe(mapToyError);
   });
 });
+
+describe('a table without a 404 of its own, inside another surface\'s space', () => {
+  const app = createToyApp();
+  const STATUS_ROUTES = {
+    getStatus: defineRoute({ id: 'getStatus', method: 'GET', path: '/toy/greetings/status/now', tag: 'toy', summary: 'Status', description: 'Says how it is.', responses: { 200: { description: 'The status.' } } }),
+  };
+  mountRouteTable(app, {
+    routes: STATUS_ROUTES,
+    handlers: { getStatus: () => new Response('fine') },
+    methodNotAllowed: () => new Response('read-only', { status: 405 }),
+  }, () => new Response('status failed', { status: 500 }));
+
+  it('answers its own routes and methods', async () => {
+    expect(await (await app.request('/toy/greetings/status/now')).text()).toBe('fine');
+    expect(await (await app.request('/toy/greetings/status/now', { method: 'PUT' })).text()).toBe('read-only');
+  });
+
+  it('leaves every other path under it, and the errors h3 raises there, to the surface around it', async () => {
+    const below = await app.request('/toy/greetings/status/now/later');
+    expect([below.status, await below.text()]).toEqual([404, '{"error":"nothing here"}']);
+    expect(findErrorMapper(app, '/toy/greetings/status/now/later')).toBe(mapToyError);
+    expect(findErrorMapper(app, '/toy/greetings/status/now')).toBe(mapToyError);
+  });
+});

@@ -1,3 +1,4 @@
+import { SERVICE_ROUTES } from '../api/catalog/routes.ts';
 import { urlForRoute, type CatalogRoute } from '../api/catalog/resolve.ts';
 
 /** Builds absolute URLs of catalog routes under one base URL. */
@@ -16,7 +17,7 @@ export function createLinker(baseUrl: string) {
     file: (collection: string, dataset: string, file: string) => url({ route: 'file', collectionSlug: collection, datasetSlug: dataset, fileSlug: file }),
     schema: (collection: string, dataset: string, file: string) => url({ route: 'schema', collectionSlug: collection, datasetSlug: dataset, fileSlug: file }),
     downloadZip: (collection: string, dataset: string, file: string, sourceId: number) =>
-      `${baseUrl}/api/collections/${collection}/datasets/${dataset}/files/${file}/sources/${sourceId}/download-zip`,
+      `${baseUrl}${SERVICE_ROUTES.getSourceArchive.fillPath({ collectionSlug: collection, datasetSlug: dataset, fileSlug: file, sourceId })}`,
   };
 }
 

@@ -9,6 +9,9 @@ import { QueryResultSchema } from '../../../schemas/query.ts';
 /** A slug path parameter. */
 export const slugParam = (what: string) => SlugSchema.describe(`Slug of the ${what}.`);
 
+/** `{sourceId}` of a source's download-zip: a source's numeric id, as its file's metadata lists it. */
+export const SourceIdParam = z.int().min(1).describe('Numeric id of one source of the file, as its metadata lists it.');
+
 /** `{id}` of `GET /api/datasets/{id}`: one spelling per id, so `01` is refused rather than served twice. */
 export const DatasetIdParam = z.int().min(1).describe('Numeric dataset id, in decimal without leading zeros.');
 

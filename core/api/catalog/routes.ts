@@ -10,7 +10,7 @@ import { DOWNLOAD_FORMAT_NAMES, DOWNLOAD_FORMATS } from '../download-formats.ts'
 import { defineRoute, type RouteResponse } from '../route-table.ts';
 import {
   COLLECTIONS_QUERY, CONDITIONAL_HEADERS, DATASET_QUERY, DatasetIdParam, LISTING_QUERY, QueryIdParam, QueryTokenSchema,
-  SCHEMA_QUERY, slugParam, TAGS_QUERY, TILE_PATH,
+  SCHEMA_QUERY, slugParam, SourceIdParam, TAGS_QUERY, TILE_PATH,
 } from './params.ts';
 
 const CATALOG = 'catalog';
@@ -228,7 +228,10 @@ export const QUERY_ROUTES = {
   }),
 };
 
-/** Routes the server computes on each request about itself, for probes; `server/app.ts` answers them. */
+/**
+ * Routes the server computes on each request and the static tree does not hold: readiness, for probes, and a
+ * source's files as one ZIP. `server/app.ts` answers them.
+ */
 export const SERVICE_ROUTES = {
   getReadiness: defineRoute({
     id: 'getReadiness', method: 'GET', path: '/api/health/ready', tag: CATALOG, summary: 'Readiness',
@@ -237,6 +240,26 @@ export const SERVICE_ROUTES = {
       200: json(ReadinessSchema, 'Ready: every local source can be read.'),
       405: problem('A method other than GET or HEAD.'),
       503: json(ReadinessSchema, 'Not ready: the sources that cannot be read, with Retry-After.'),
+    },
+  }),
+  getSourceArchive: defineRoute({
+    id: 'getSourceArchive', method: 'GET', path: '/api/collections/{collectionSlug}/datasets/{datasetSlug}/files/{fileSlug}/sources/{sourceId}/download-zip',
+    tag: CATALOG, summary: 'A source\'s files as one ZIP',
+    description: 'Every file of a source this server can read (a shapefile with its sidecars, a file geodatabase folder, or one file), stored uncompressed in a ZIP made on request. Its bytes depend only on the files, so the archive has a strong ETag, a length and byte ranges, and GDAL opens it in place with /vsizip//vsicurl/. The file metadata links it as links.download_zip. Query parameters are ignored.',
+    pathParams: { ...filePath, sourceId: SourceIdParam },
+    headers: {
+      ...CONDITIONAL_HEADERS,
+      Range: z.string().optional().describe('One byte range of the archive (RFC 9110), such as bytes=0-65535.'),
+      'If-Range': z.string().optional().describe('The ETag of the archive the range is of; when it names another, the whole archive is sent.'),
+    },
+    responses: {
+      200: { description: 'The archive, with Content-Disposition: attachment.', contentType: 'application/zip' },
+      206: { description: 'The byte range asked for, with Content-Range.', contentType: 'application/zip' },
+      304: { description: 'Not modified: If-None-Match names this archive.' },
+      404: problem('No such collection, dataset, file or source, or a source stored where this server cannot read it (download it from its url).'),
+      405: problem('A method other than GET or HEAD.'),
+      416: { description: 'The range lies outside the archive; Content-Range gives its length.' },
+      503: problem('The stored file of the source is missing; Retry-After says when to try again.'),
     },
   }),
 };
