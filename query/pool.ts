@@ -1,11 +1,11 @@
-import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import {
   batchKeyOf, costKeyOf, createCostModel, estimateWait, expectJob, fairAhead, pickFairly, queueShare, retryAfterSeconds, TILE_SETUP_MS, tileBatchSize, toWorkerTask,
 } from './admission.ts';
-import { describeQueryError, type BusyCause, type QueryErrorBody } from './errors.ts';
-import type { FromWorker, QueryTask, SandboxSettings, Steps, TaskOutcome, ToWorker } from './protocol.ts';
-import { STEP, totalOf } from './steps.ts';
+import { describeQueryError } from './errors.ts';
+import type { Job, Member, WorkerSlot } from './pool-jobs.ts';
+import { attachSteps, describeBusy, describeDeath, describeFailure, TIMEOUT } from './pool-outcomes.ts';
+import type { FromWorker, QueryTask, SandboxSettings, TaskOutcome, ToWorker } from './protocol.ts';
+import { forkWorker, readResidentMegabytes } from './worker-process.ts';
 
 /** Options of the worker pool. */
 export interface PoolOptions {
@@ -38,52 +38,6 @@ export interface PoolOptions {
   sandboxLimits?: Pick<SandboxSettings, 'threads' | 'memoryLimitMb'>;
 }
 
-/** One task given to `run`, waiting or running. */
-interface Member {
-  task: QueryTask;
-  /** Who sent it (a remote address); clients take turns at the workers. */
-  client: string;
-  resolve: (outcome: TaskOutcome) => void;
-  costKey: string;
-  batchKey: string | undefined;
-  /** Known to run long: it waits for the spare lane. */
-  heavy: boolean;
-  /** Expected run, ms. */
-  expected: number;
-  /** Infinity until its clock starts: when it is queued, or when the workers have started if they had not. */
-  deadlineAt: number;
-  timer: NodeJS.Timeout | undefined;
-  answered: boolean;
-  /** When it was queued, for its `wait` step. */
-  queuedAt: number;
-}
-
-/** What one worker runs: one task, or a batch of tiles. */
-interface Job {
-  id: number;
-  members: Member[];
-  /** Answers the worker has sent (a batch sends one per tile), and the time it reports spending on them. */
-  reported: number;
-  workMs: number;
-  startedAt: number;
-  /** In the spare lane. */
-  heavy: boolean;
-  late: boolean;
-  deadline: NodeJS.Timeout;
-  promote?: NodeJS.Timeout;
-  grace?: NodeJS.Timeout;
-}
-
-interface WorkerSlot {
-  child: ChildProcess;
-  ready: boolean;
-  job: Job | undefined;
-}
-
-const failed = (error: QueryErrorBody): TaskOutcome => ({ ok: false, error });
-const busy = (seconds: number, cause?: BusyCause): TaskOutcome => ({ ok: false, error: describeQueryError('query_service_busy', seconds, cause), retryAfter: seconds });
-const TIMEOUT = failed(describeQueryError('query_timeout'));
-const WORKER_PATH = new URL('./worker.ts', import.meta.url);
 /** Longest a task waits for the pool's workers to start (measured: under 1 s idle, 2–7 s on a loaded 2-core machine). */
 const START_LIMIT_MS = 30_000;
 
@@ -129,7 +83,7 @@ export class QueryPool {
    * deadline.
    */
   run(task: QueryTask, client = ''): Promise<TaskOutcome> {
-    if (this.#closed) return Promise.resolve(failed(describeQueryError('query_service_unavailable')));
+    if (this.#closed) return Promise.resolve(describeFailure(describeQueryError('query_service_unavailable')));
     this.start();
     const { heavyAfterMs, spareWorkers } = this.#options;
     const costKey = costKeyOf(task);
@@ -156,14 +110,14 @@ export class QueryPool {
     const { timeoutMs, queue, clientQueue } = this.#options;
     const counts = this.#queuedBy;
     const own = counts.get(client) ?? 0;
-    if (own >= clientQueue) return busy(retryAfterSeconds(wait, expected, 0), 'client_queue');
-    if (wait + expected > timeoutMs) return busy(retryAfterSeconds(wait, expected, timeoutMs));
+    if (own >= clientQueue) return describeBusy(retryAfterSeconds(wait, expected, 0), 'client_queue');
+    if (wait + expected > timeoutMs) return describeBusy(retryAfterSeconds(wait, expected, timeoutMs));
     if (this.#queue.length < queue) return undefined;
     const share = queueShare(queue, counts.size + (own === 0 ? 1 : 0));
     const [fullest, most] = [...counts].reduce((best, entry) => (entry[1] > best[1] ? entry : best), ['', 0]);
-    if (own >= share || most <= share) return busy(retryAfterSeconds(wait, expected, 0), 'queue_share');
+    if (own >= share || most <= share) return describeBusy(retryAfterSeconds(wait, expected, 0), 'queue_share');
     const evicted = this.#remove(this.#queue.findLastIndex((member) => member.client === fullest));
-    this.#answer(evicted, busy(retryAfterSeconds(this.#estimateWait(evicted.heavy, fullest), evicted.expected, 0), 'queue_share'));
+    this.#answer(evicted, describeBusy(retryAfterSeconds(this.#estimateWait(evicted.heavy, fullest), evicted.expected, 0), 'queue_share'));
     return undefined;
   }
 
@@ -215,7 +169,7 @@ export class QueryPool {
     clearInterval(this.#watchdog);
     this.#queuedBy.clear();
     this.#served.clear();
-    for (const member of this.#queue.splice(0)) this.#answer(member, failed(describeQueryError('query_service_unavailable')));
+    for (const member of this.#queue.splice(0)) this.#answer(member, describeFailure(describeQueryError('query_service_unavailable')));
     await Promise.all(this.#slots.map((slot) => new Promise<void>((resolve) => {
       if (slot.child.exitCode !== null || slot.child.signalCode !== null) return resolve();
       slot.child.once('exit', () => resolve());
@@ -224,13 +178,7 @@ export class QueryPool {
   }
 
   #spawn(): WorkerSlot {
-    const limits = this.#options.sandboxLimits;
-    const child = fork(WORKER_PATH, [], {
-      serialization: 'advanced',
-      ...(limits ? { env: { ...process.env, GEOSHELF_SANDBOX_LIMITS: `${limits.threads}/${limits.memoryLimitMb}` } } : {}),
-      stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
-      execArgv: ['--max-old-space-size=512'],
-    });
+    const child = forkWorker(this.#options.sandboxLimits);
     const slot: WorkerSlot = { child, ready: false, job: undefined };
     child.on('message', (message: FromWorker) => {
       if (message.type === 'ready') {
@@ -247,11 +195,11 @@ export class QueryPool {
       const job = slot.job;
       if (job?.id !== message.id) return;
       const member = job.members[message.type === 'tile' ? message.index : 0];
-      if (member) this.#answer(member, job.late ? TIMEOUT : message.type === 'done' ? withSteps(message.outcome, member, job, message.steps) : message.outcome);
+      if (member) this.#answer(member, job.late ? TIMEOUT : message.type === 'done' ? attachSteps(message.outcome, member, job, message.steps) : message.outcome);
       job.workMs += message.ms;
-      if (++job.reported >= job.members.length || message.type === 'done') this.#finish(slot, failed(describeQueryError('query_failed')));
+      if (++job.reported >= job.members.length || message.type === 'done') this.#finish(slot, describeFailure(describeQueryError('query_failed')));
     });
-    child.on('exit', (_code, signal) => this.#replace(slot, this.#closed ? failed(describeQueryError('query_service_unavailable')) : describeDeath(signal)));
+    child.on('exit', (_code, signal) => this.#replace(slot, this.#closed ? describeFailure(describeQueryError('query_service_unavailable')) : describeDeath(signal)));
     child.on('error', () => undefined);
     return slot;
   }
@@ -314,7 +262,7 @@ export class QueryPool {
     if (index < 0) return;
     this.#remove(index);
     const wait = this.#estimateWait(member.heavy, member.client);
-    this.#answer(member, busy(retryAfterSeconds(wait, member.expected, this.#options.timeoutMs)));
+    this.#answer(member, describeBusy(retryAfterSeconds(wait, member.expected, this.#options.timeoutMs)));
   }
 
   #running(heavy: boolean): Job[] {
@@ -427,44 +375,9 @@ export class QueryPool {
   #checkMemory(): void {
     for (const slot of this.#slots) {
       if (!slot.job || slot.child.pid === undefined) continue;
-      if (residentMegabytes(slot.child.pid) > this.#options.memoryCapMb) {
-        this.#replace(slot, failed(describeQueryError('query_out_of_memory')));
+      if (readResidentMegabytes(slot.child.pid) > this.#options.memoryCapMb) {
+        this.#replace(slot, describeFailure(describeQueryError('query_out_of_memory')));
       }
     }
-  }
-}
-
-/**
- * A worker's answer with where its time went: the task's `wait` for a worker, the worker's own steps, and the
- * `hop` there and back (the rest of the time from sending the task to reading its answer).
- */
-function withSteps(outcome: TaskOutcome, member: Member, job: Job, worker: Steps | undefined): TaskOutcome {
-  if (!outcome.ok || !worker) return outcome;
-  const hop = performance.now() - job.startedAt - totalOf(worker);
-  return { ...outcome, steps: { [STEP.wait]: job.startedAt - member.queuedAt, ...worker, [STEP.hop]: Math.max(0, hop) } };
-}
-
-/**
- * Signals that stop a process from outside: an operator's `kill`, Ctrl-C, the kernel's OOM killer (SIGKILL). A
- * worker the pool stops itself (deadline, memory cap) is answered before its exit is seen, so a worker whose exit
- * carries one of these was stopped by someone else, and its query was not at fault.
- */
-const OUTSIDE_SIGNALS = new Set<NodeJS.Signals>(['SIGKILL', 'SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT']);
-/**
- * What a task whose worker exited on its own is told: 503 `query_worker_lost` (retry at once) when a signal from
- * outside stopped it, 422 `query_failed` when it crashed (SIGSEGV, SIGABRT, a non-zero exit) while running the
- * task, which the task may well have caused.
- */
-function describeDeath(signal: NodeJS.Signals | null): TaskOutcome {
-  return failed(describeQueryError(signal !== null && OUTSIDE_SIGNALS.has(signal) ? 'query_worker_lost' : 'query_failed'));
-}
-
-/** Resident memory of a process in MiB, from /proc (Linux); 0 where it cannot be read. */
-function residentMegabytes(pid: number): number {
-  try {
-    const kilobytes = Number(/VmRSS:\s*(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-    return kilobytes / 1024;
-  } catch {
-    return 0;
   }
 }
