@@ -43,7 +43,7 @@ async function ask(question: string): Promise<string> {
 
 /** Writes the records and prints what it did; resolves with the exit code. */
 async function runAdd(paths: string[], options: { collection: string; version?: string; convert: boolean }): Promise<number> {
-  const [{ loadCommandConfig }, { addRecords, AddError }] = await Promise.all([import('../generator/cli.ts'), import('../generator/scaffold/add.ts')]);
+  const [{ loadCommandConfig }, { addRecords }, { AddError }] = await Promise.all([import('../generator/cli.ts'), import('../generator/scaffold/add.ts'), import('../generator/scaffold/add-outcome.ts')]);
   const config = loadCommandConfig({});
   if (!config) return EXIT.failed;
   try {

@@ -8,6 +8,9 @@ import type { BuildErrorCode, BuildIssue } from '../errors.ts';
 import { locateField, type Located, type ParsedRecords, type RecordOrigin } from '../parse/parse-records.ts';
 import type { IdAllocator } from './ledger.ts';
 import { formatPath } from '../../schemas/parse.ts';
+import { checkLocalFile, encodePath, leavesStorage } from './source-paths.ts';
+import { buildStorageLocationConfig, STORAGE_PLACEHOLDER } from './storage-location-config.ts';
+import { addTwins } from './twin-sources.ts';
 
 /** What the model stage needs besides the records. */
 export interface BuildModelOptions {
@@ -54,8 +57,6 @@ export interface LocalDataFile {
   twinOf?: string;
 }
 
-const STORAGE_PLACEHOLDER = '{storage_base_url}';
-
 /**
  * Resolves parsed records into the catalog model: ids from the ledger, references checked and replaced by ids,
  * versions ordered newest first. Returns every problem found rather than stopping at the first.
@@ -96,13 +97,7 @@ export function buildModel(records: ParsedRecords, options: BuildModelOptions): 
       model: {
         id, slug: record.slug, name: record.name, backend_type: record.backend_type,
         ...(record.description ? { description: record.description } : {}),
-        config: {
-          version: '1',
-          base_url: record.base_url.replace(STORAGE_PLACEHOLDER, options.storageBaseUrl).replace(/\/+$/, ''),
-          type: record.backend_type,
-          ...(record.bucket ? { bucket: record.bucket } : {}),
-          ...(record.endpoint_url ? { endpoint_url: record.endpoint_url } : {}),
-        },
+        config: buildStorageLocationConfig(record, options.storageBaseUrl),
         created_at, updated_at: record.updated_at ?? created_at,
       },
     });
@@ -178,7 +173,8 @@ function defaultStorageLocation(storage: Map<string, { local: boolean }>): strin
   return local.length === 1 ? local[0]![0] : undefined;
 }
 
-interface ResolveContext {
+/** What resolving a dataset's records needs: the resolved formats and locations, and where to put what it finds. */
+export interface ResolveContext {
   ids: IdAllocator;
   formats: Map<string, FormatModel>;
   storage: Map<string, { model: StorageLocationModel; local: boolean }>;
@@ -314,96 +310,6 @@ function resolveFile(record: FileRecord, fileIndex: number, key: string, dataset
   return file;
 }
 
-/** The sidecars a shapefile cannot be read without: the index of its shapes and the table of its attributes. */
-const REQUIRED_SHAPEFILE_PARTS = ['.shx', '.dbf'];
-
-/**
- * Checks that a local source's data is in the data folder: a file, or for a File Geodatabase a folder with
- * files in it; and that a shapefile has the sidecars it cannot be read without (any case, as GDAL finds them).
- * Reports what is wrong and answers whether the data can be read.
- */
-function checkLocalFile(path: string, formatType: string, at: PropertyKey[], context: ResolveContext): boolean {
-  const files = context.options.dataFiles;
-  const folderName = context.options.dataDir ? `the data folder ${context.options.dataDir} (GEOSHELF_DATA_DIR)` : 'the data folder';
-  if (formatType === 'file_geodatabase') {
-    const folder = `${path}/`;
-    if ([...files].some((file) => file.startsWith(folder))) return true;
-    context.report('MissingDataFile', context.origin, at, `no folder "${path}" with files in it in ${folderName}`);
-    return false;
-  }
-  if (!files.has(path)) {
-    context.report('MissingDataFile', context.origin, at, `no file "${path}" in ${folderName}`);
-    return false;
-  }
-  if (formatType !== 'shapefile') return true;
-  const stem = path.replace(/\.shp$/i, '').toLowerCase();
-  const lower = context.lowerDataFiles();
-  const missing = REQUIRED_SHAPEFILE_PARTS.filter((part) => !lower.has(`${stem}${part}`));
-  if (missing.length === 0) return true;
-  context.report('IncompleteShapefile', context.origin, at, `"${path}" has no ${missing.join(' and no ')} beside it; a shapefile is read with its ${REQUIRED_SHAPEFILE_PARTS.join(' and ')}`);
-  return false;
-}
-
-/**
- * Whether a source path could name something outside its storage location: an absolute path, a `..`, `.` or
- * empty segment, a backslash (a separator on Windows) or a NUL. Paths are appended to the location's address
- * and, for the local data folder, joined to it: each of these would leave it or name the folder itself.
- */
-function leavesStorage(path: string): boolean {
-  return path.startsWith('/') || /[\\\0]/.test(path) || path.split('/').some((segment) => segment === '' || segment === '.' || segment === '..');
-}
-
-/** Description of every PMTiles twin the build makes. */
-const TWIN_DESCRIPTION = 'Vector tiles of the whole GeoParquet file of this version, for maps on static hosting with no query service: ' +
-  'made by the build from the GeoParquet file and made again when it changes. Zooms from 0 to one chosen from the data; where a ' +
-  'tile would pass 500 KB, features are left out densest first, and the archive\'s metadata (geoshelf.dropped) counts them by zoom.';
-
-/**
- * Gives each version of the file's GeoParquet data a PMTiles source of the same version beside it
- * (`x.parquet` → `x.pmtiles`). In the local data folder the build makes it (generator/tiles/twins.ts); in object
- * storage the build keeps it when the archive there is current (generator/enrich/enrich-remote.ts). It refers to
- * the GeoParquet source. Only when the catalog has a format of type `pmtiles` (the twins' format)
- * and the file lists no PMTiles source of that version itself. Ids come from the ledger like any source's.
- */
-function addTwins(file: FileModel, key: string, dataFiles: Map<number, LocalDataFile | RemoteDataFile>, context: ResolveContext): void {
-  const formats = [...context.formats.values()];
-  const format = formats.find((candidate) => candidate.format_type === 'pmtiles');
-  if (!format) return;
-  const geoparquet = new Set(formats.filter((candidate) => candidate.format_type === 'geoparquet').map((candidate) => candidate.id));
-  let twins = file.formats.find((link) => link.format_id === format.id);
-  const listed = new Set(twins?.sources.map((source) => source.version));
-  for (const link of file.formats.filter((candidate) => geoparquet.has(candidate.format_id))) {
-    for (const source of link.sources) {
-      const data = dataFiles.get(source.id);
-      if (!data || listed.has(source.version)) continue;
-      if (!twins) {
-        const { id, created_at } = context.ids.assign('file_format', `${key}/${format.slug}`);
-        twins = { id, format_id: format.id, file_id: file.id, dataset_id: file.dataset_id, created_at, updated_at: file.updated_at, sources: [] };
-        file.formats.push(twins);
-      }
-      const path = `${data.path.replace(/\.parquet$/i, '')}.pmtiles`;
-      const { id } = context.ids.assign('source', `${key}/${format.slug}@${source.version}`);
-      const base = source.url?.slice(0, source.url.length - encodePath(data.path).length) ?? '';
-      twins.sources.push({
-        id, file_format_id: twins.id, storage_location_id: source.storage_location_id, version: source.version, source_type: 'file',
-        location: { type: 'file', version: source.version, path }, url: `${base}${encodePath(path)}`, glob_pattern: null,
-        // A twin is a rendering of its GeoParquet source, made again whenever that changes: it takes the source's
-        // dates, so adding twins to a catalog does not make every version look published today (STAC datetime).
-        references_source_id: source.id, created_at: source.created_at, updated_at: source.updated_at,
-        metadata: { version: source.version, description: TWIN_DESCRIPTION, mime_type: format.mime_type ?? null },
-      });
-      const twin = { sourceId: id, path, source: data.source, field: data.field, line: data.line, twinOf: data.path };
-      if ('location' in data) context.remoteFiles.push({ ...twin, location: data.location });
-      else context.localFiles.push(twin);
-    }
-  }
-  twins?.sources.sort((a, b) => compareVersionsNewestFirst(a.version, b.version));
-}
-
-/** A data path as it appears in a URL: each segment percent-encoded. */
-function encodePath(path: string): string {
-  return path.split('/').map(encodeURIComponent).join('/');
-}
 
 /**
  * Column descriptions without the placeholders `geoshelf add` writes (`TODO: …`): such a column is published

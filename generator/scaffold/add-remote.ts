@@ -7,6 +7,7 @@
 import type { StorageLocationModel } from '../../core/model.ts';
 import type { StorageLocationRecord } from '../../schemas/records/storage-location-record.ts';
 import { listRemoteObjects, openRemoteObject, RemoteReadError } from '../../runtime/remote-object.ts';
+import { buildStorageLocationConfig, STORAGE_PLACEHOLDER } from '../model/storage-location-config.ts';
 import { slugOf, uniqueSlug } from './slugs.ts';
 
 /** A storage location a remote PATH is in: its slug, what the reader needs of it, and its record when it is new. */
@@ -51,7 +52,7 @@ export function locateRemotePath(path: string, records: StorageLocationRecord[],
   }
   const address = `${url.origin}${url.pathname}`;
   const existing = records
-    .filter((record) => record.backend_type === 'http' && !record.base_url.includes('{storage_base_url}') && address.startsWith(`${record.base_url.replace(/\/+$/, '')}/`))
+    .filter((record) => record.backend_type === 'http' && !record.base_url.includes(STORAGE_PLACEHOLDER) && address.startsWith(`${record.base_url.replace(/\/+$/, '')}/`))
     .sort((a, b) => b.base_url.length - a.base_url.length)[0];
   const base = existing ? existing.base_url.replace(/\/+$/, '') : address.slice(0, address.lastIndexOf('/'));
   const key = address.slice(base.length + 1).split('/').map(decodeURIComponent).join('/');
@@ -90,8 +91,7 @@ export async function listRemoteEntries(location: RemoteLocation, key: string, w
 /** The parts of a location's record the remote reader uses. */
 function fromRecord(record: StorageLocationRecord): RemoteLocation {
   const model = {
-    id: 0, slug: record.slug, name: record.name, backend_type: record.backend_type,
-    config: { version: '1', base_url: record.base_url.replace(/\/+$/, ''), type: record.backend_type, ...(record.bucket ? { bucket: record.bucket } : {}), ...(record.endpoint_url ? { endpoint_url: record.endpoint_url } : {}) },
+    id: 0, slug: record.slug, name: record.name, backend_type: record.backend_type, config: buildStorageLocationConfig(record),
   } as StorageLocationModel;
   return { slug: record.slug, model };
 }
