@@ -1,7 +1,7 @@
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createCatalogIndex } from '../core/catalog-index.ts';
-import { createRenderContext } from '../core/render/answer.ts';
+import { createRenderContext } from '../core/api/catalog/answer.ts';
 import { compileSite } from '../generator/emit/site/compile-site.ts';
 import { listDatasetPages } from '../generator/emit/site/site-pages.ts';
 import { loadCatalogModel } from '../generator/build.ts';

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { stacSearchIndex, searchStacItems } from '../core/stac/search.ts';
+import { stacSearchIndex, searchStacItems } from '../core/api/stac/search.ts';
 import { createServer } from '../server/app.ts';
 import { listen } from '../server/listen.ts';
 import { createRandom } from './synthetic-catalog.ts';

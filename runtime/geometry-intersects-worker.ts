@@ -5,7 +5,7 @@
  * largest geometry allowed, which the server's main thread could not spare.
  */
 import { parentPort } from 'node:worker_threads';
-import { hashText } from '../core/stac/page-token.ts';
+import { hashText } from '../core/api/stac/page-token.ts';
 import { GeoJsonGeometrySchema, type GeoJsonGeometry } from '../schemas/stac-api.ts';
 import { openGeosContext, type Geos, type GeosContext } from './geos.ts';
 

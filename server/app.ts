@@ -12,7 +12,7 @@ import { createQueryService, type QueryService } from '../query/service.ts';
 import { registerQueryRoutes } from './queries.ts';
 import { createClientMiddleware } from './client-address.ts';
 import { registerStacRoutes } from './stac.ts';
-import { warmStacSearch } from '../core/stac/search.ts';
+import { warmStacSearch } from '../core/api/stac/search.ts';
 import { registerFeatureRoutes } from './features.ts';
 import { registerMcpRoute } from './mcp.ts';
 import { PREFLIGHT_HEADERS } from './headers.ts';
@@ -125,7 +125,7 @@ export function createServer(options: AppOptions): GeoshelfServer {
   registerFeatureRoutes(app, { queries, catalog: () => ({ index: snapshot.context.index, baseUrl: snapshot.store.manifest.settings.base_url, buildId: String(snapshot.loadedAt) }), cacheMaxAge: config.cacheMaxAge });
   registerStacRoutes(app, () => snapshot, { cacheMaxAge: config.cacheMaxAge });
   registerMcpRoute(app, { snapshot: () => snapshot, queries }, { rate: config.mcpRate });
-  // A catalog route answers the prebuilt file of its canonical URL, else its renderer's answer (core/render/answer.ts).
+  // A catalog route answers the prebuilt file of its canonical URL, else its renderer's answer (core/api/catalog/answer.ts).
   // The URL resolver, not h3, decides what an /api path names: it reads paths as the build wrote them (every trailing
   // slash dropped, segments decoded), so a route, a path parameter that does not parse and an unknown path all go to it.
   const answerCatalog = (event: H3Event) => {

@@ -7,7 +7,7 @@ import { HTTPError } from 'h3';
 import { FastResponse } from 'srvx';
 import { ZipFile } from 'yazl';
 import type { CatalogSnapshot } from './catalog.ts';
-import { lookupFile } from '../core/render/detail.ts';
+import { lookupFile } from '../core/api/catalog/detail.ts';
 import { REMOTE_BACKENDS } from '../core/constants.ts';
 import type { SourceModel, StorageLocationModel } from '../core/model.ts';
 import type { RemoteCopies } from '../query/sources.ts';

@@ -2,7 +2,7 @@ import { HTTPError, type H3Event } from 'h3';
 import { FastResponse } from 'srvx';
 import { OgcApiFailure, ogcFailure, refusedRequestFailure, type OgcApi } from '../core/api/ogc-exception.ts';
 import { PROBLEM_CONTENT_TYPE } from '../core/constants.ts';
-import { problemKindForStatus, renderProblem } from '../core/render/problems.ts';
+import { problemKindForStatus, renderProblem } from '../core/api/catalog/problems.ts';
 import { describeQueryError, isQueryErrorCode, QUERY_ERRORS, QueryFailure, type QueryErrorBody } from '../query/errors.ts';
 import { CORS_HEADERS } from './headers.ts';
 import { findErrorMapper, type ErrorMapper } from './surface-kit.ts';

@@ -2,8 +2,8 @@ import type { CatalogRoute } from '../core/api/catalog/resolve.ts';
 import { CATALOG_ROUTES } from '../core/api/catalog/routes.ts';
 import type { Route } from '../core/api/route-table.ts';
 import { RESERVED_DATASET_SLUGS } from '../core/constants.ts';
-import { findUnusedTagKeys, renderCatalogSearchPage, type CatalogSearchPage } from '../core/mcp/search-catalog.ts';
-import { answerCatalogRoute } from '../core/render/answer.ts';
+import { findUnusedTagKeys, renderCatalogSearchPage, type CatalogSearchPage } from '../core/api/mcp/search-catalog.ts';
+import { answerCatalogRoute } from '../core/api/catalog/answer.ts';
 import type { CatalogSnapshot } from './catalog.ts';
 import { CatalogFailure, createSlugNotFound } from './mcp-errors.ts';
 
@@ -17,7 +17,7 @@ export type RouteQueryText = Record<string, string | number | undefined>;
 /**
  * The document of a catalog route, computed as /api computes it: the path values and parameters parsed by the route
  * table (core/api/catalog/routes.ts, so the same rules and messages), then the catalog's own answer
- * (core/render/answer.ts `answerCatalogRoute`, which the catalog handler calls too). A failure is a CatalogFailure:
+ * (core/api/catalog/answer.ts `answerCatalogRoute`, which the catalog handler calls too). A failure is a CatalogFailure:
  * `not_found` for a slug that is malformed or names nothing, `invalid_parameter` with the parameter's detail.
  * @example readCatalogDocument(snapshot, 'tags', { collectionSlug: 'natural-earth' }, { tag_key: 'categories' })
  */
@@ -48,7 +48,7 @@ function isFixedSegment(name: DocumentRouteName, pathText: Record<string, string
 
 /**
  * search_datasets without a collection: the parameters parsed by the collection listing's own route (so the same
- * words, limits and messages), then every collection searched at once (core/mcp/search-catalog.ts).
+ * words, limits and messages), then every collection searched at once (core/api/mcp/search-catalog.ts).
  */
 export function searchCatalog(snapshot: CatalogSnapshot, query: RouteQueryText): CatalogSearchPage {
   const parsed = CATALOG_ROUTES.collection.parseQuery(toSearchParams(query));

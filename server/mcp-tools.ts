@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { listMcpTools } from '../core/mcp/tool-list.ts';
-import { TOOL_TEXT } from '../core/mcp/tool-text.ts';
-import { MCP_MAX_PAGE_BYTES, MCP_TOOLS, READ_ONLY_ANNOTATIONS, type McpToolName, type ToolDefinition } from '../core/mcp/tools.ts';
+import { listMcpTools } from '../core/api/mcp/tool-list.ts';
+import { TOOL_TEXT } from '../core/api/mcp/tool-text.ts';
+import { MCP_MAX_PAGE_BYTES, MCP_TOOLS, READ_ONLY_ANNOTATIONS, type McpToolName, type ToolDefinition } from '../core/api/mcp/tools.ts';
 import type { QueryService } from '../query/service.ts';
 import type { CatalogSnapshot } from './catalog.ts';
 import { findSource, readCatalogDocument, searchCatalog, type DocumentRouteName, type RoutePathText, type RouteQueryText } from './mcp-catalog.ts';
@@ -44,7 +44,7 @@ export function addTools(server: McpServer, { snapshot, queries }: McpDependenci
   addTool(server, 'get_query_page', async ({ query_id, query_token, ...page }) => queries.page(query_id, query_token, page, client, { maxResponseBytes: MCP_MAX_PAGE_BYTES }));
   addTool(server, 'get_query_bounds', async (args) => queries.bounds(args.query_id, args.query_token, client));
   // The SDK would convert every zod schema to JSON Schema again on each tools/list; the list is the same for the
-  // life of the process, so it is made once (core/mcp/tool-list.ts), with schemas every client can read.
+  // life of the process, so it is made once (core/api/mcp/tool-list.ts), with schemas every client can read.
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...listMcpTools()] }));
 }
 
@@ -52,7 +52,7 @@ type ToolArgs<N extends McpToolName> = (typeof MCP_TOOLS)[N] extends ToolDefinit
 
 /**
  * Registers a tool from its definition. The handler's document becomes `structuredContent`, with a short text
- * rendering (core/mcp/tool-text.ts) and the JSON as text for clients that read text only (as the specification
+ * rendering (core/api/mcp/tool-text.ts) and the JSON as text for clients that read text only (as the specification
  * advises). A failure is answered as server/mcp-errors.ts renders it.
  */
 function addTool<N extends McpToolName>(server: McpServer, name: N, handler: (args: ToolArgs<N>) => Promise<unknown>): void {

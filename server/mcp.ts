@@ -4,7 +4,7 @@ import { readRequestBody } from '@modelcontextprotocol/sdk/server/requestBody.js
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { findJsonDepthProblem } from '../core/json-depth.ts';
-import { listMcpTools } from '../core/mcp/tool-list.ts';
+import { listMcpTools } from '../core/api/mcp/tool-list.ts';
 import { requestClientOf } from './client-address.ts';
 import { mapMcpError, refuseMcpRequest } from './mcp-errors.ts';
 import { addPrompts } from './mcp-prompts.ts';
@@ -114,7 +114,7 @@ function isJsonArray(text: string): boolean {
 }
 
 /**
- * The MCP server of one request: every tool of core/mcp/tools.ts (server/mcp-tools.ts), the catalog documents as
+ * The MCP server of one request: every tool of core/api/mcp/tools.ts (server/mcp-tools.ts), the catalog documents as
  * resource templates (server/mcp-resources.ts), and prompts. Handlers are thin adapters over the same renderers and
  * query engine as /api; queries run as `client` in the pool (server/client-address.ts `requestClientOf`).
  */

@@ -4,14 +4,14 @@ import type { Route } from '../core/api/route-table.ts';
 import { MAX_STAC_BODY_BYTES, searchRequestFromBody, type StacSearchRequest } from '../core/api/stac/params.ts';
 import { STAC_API_INFO, STAC_API_ROUTES, STAC_API_TAGS, STAC_API_TYPES, STAC_ROUTES } from '../core/api/stac/routes.ts';
 import type { CatalogIndex } from '../core/catalog-index.ts';
-import type { RenderContext } from '../core/render/resources.ts';
+import type { RenderContext } from '../core/api/catalog/resources.ts';
 import { serializeJson } from '../core/static-files.ts';
 import {
   renderStacApiCollection, renderStacApiItem, renderStacCollectionsPage, renderStacLandingPage, renderStacSearchPage, stacApiUrl,
   STAC_API_CONFORMANCE, withQuery, type SearchPageLinks,
-} from '../core/stac/api.ts';
-import { StacApiFailure } from '../core/stac/api-errors.ts';
-import { stacSearchIndex, warmStacSearch } from '../core/stac/search.ts';
+} from '../core/api/stac/api.ts';
+import { StacApiFailure } from '../core/api/stac/api-errors.ts';
+import { stacSearchIndex, warmStacSearch } from '../core/api/stac/search.ts';
 import { safeParseWithFriendlyErrors } from '../schemas/parse.ts';
 import { StacSearchBodyIntakeSchema } from '../schemas/stac-api.ts';
 import { readJsonBody } from './body.ts';
@@ -32,7 +32,7 @@ type Answer = { body: unknown; type: string } | { bytes: Uint8Array; type: strin
 type Render = (event: H3Event, context: RenderContext, path: Record<string, unknown>) => Answer | Promise<Answer>;
 
 /**
- * Mounts the STAC API (/stac/api) from its route table, as thin adapters over core/stac/api.ts: parse the
+ * Mounts the STAC API (/stac/api) from its route table, as thin adapters over core/api/stac/api.ts: parse the
  * request, render the document, answer it with an ETag (its content hash) and a cache lifetime like the catalog.
  * A GET route answers HEAD too; another method on a known path answers 405 with Allow, any other path under
  * /stac/api 404, and every failure is an OGC exception document in STAC's vocabulary, never problem+json.

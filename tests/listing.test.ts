@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { createCatalogIndex } from '../core/catalog-index.ts';
 import type { CatalogModel, DatasetModel } from '../core/model.ts';
-import { answerCatalogRoute, createRenderContext } from '../core/render/answer.ts';
+import { answerCatalogRoute, createRenderContext } from '../core/api/catalog/answer.ts';
 import { serializeJson } from '../core/static-files.ts';
-import { selectDatasets } from '../core/render/listing.ts';
+import { selectDatasets } from '../core/api/catalog/listing.ts';
 import { resolveApiUrl, urlForRoute, type CatalogRoute } from '../core/api/catalog/resolve.ts';
 
 function dataset(id: number, name: string, tags: DatasetModel['tags'], description = ''): DatasetModel {

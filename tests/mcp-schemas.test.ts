@@ -1,7 +1,7 @@
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
-import { makeSchemaPortable } from '../core/mcp/portable-schema.ts';
-import { listMcpTools } from '../core/mcp/tool-list.ts';
+import { makeSchemaPortable } from '../core/api/mcp/portable-schema.ts';
+import { listMcpTools } from '../core/api/mcp/tool-list.ts';
 
 const ajv = new Ajv({ strict: false });
 const SAMPLES = [null, true, false, 0, 1.5, -3, '', 'text', [], [1, 'a'], {}, { a: 1 }, { a: null }, { a: [{}] }];

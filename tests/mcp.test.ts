@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { MCP_MAX_PAGE_BYTES, MCP_TOOLS, ToolErrorSchema } from '../core/mcp/tools.ts';
+import { MCP_MAX_PAGE_BYTES, MCP_TOOLS, ToolErrorSchema } from '../core/api/mcp/tools.ts';
 import { foldText } from '../core/text.ts';
 import { loadConfig } from '../runtime/config.ts';
 import { createServer } from '../server/app.ts';

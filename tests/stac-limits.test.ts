@@ -3,7 +3,7 @@ import { MAX_COLLECTION_LIMIT, MAX_ITEM_LIMIT } from '../core/api/stac/params.ts
 import { createCatalogIndex, type CatalogIndex } from '../core/catalog-index.ts';
 import { MAX_JSON_DEPTH } from '../core/json-depth.ts';
 import { createSearchDocument, scoreDocument } from '../core/search.ts';
-import { OWN_FILE_WEIGHT } from '../core/stac/text-index.ts';
+import { OWN_FILE_WEIGHT } from '../core/api/stac/text-index.ts';
 import { tokenize } from '../core/text.ts';
 import { configureFootprintTester } from '../runtime/geometry-intersects.ts';
 import type { StacItemCollection } from '../schemas/stac-api.ts';

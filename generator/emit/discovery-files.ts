@@ -1,6 +1,6 @@
 import { PROBLEM_CONTENT_TYPE } from '../../core/constants.ts';
 import type { CatalogIndex } from '../../core/catalog-index.ts';
-import { renderProblem } from '../../core/render/problems.ts';
+import { renderProblem } from '../../core/api/catalog/problems.ts';
 import { NOT_FOUND_KEY, serializeJson, type TreeFile } from '../../core/static-files.ts';
 import { listAgentSkills, renderAgentSkillFiles } from './discovery/agent-skills.ts';
 import { renderAiCatalog } from './discovery/ai-catalog.ts';

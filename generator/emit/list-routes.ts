@@ -1,8 +1,8 @@
 import { DEFAULT_COLUMN_LIMIT, DEFAULT_LIST_LIMIT } from '../../core/constants.ts';
 import type { CollectionEntry } from '../../core/catalog-index.ts';
 import type { CollectionModel, DatasetModel } from '../../core/model.ts';
-import { selectDatasets } from '../../core/render/listing.ts';
-import { listVersions, pickSchemaSource } from '../../core/render/resources.ts';
+import { selectDatasets } from '../../core/api/catalog/listing.ts';
+import { listVersions, pickSchemaSource } from '../../core/api/catalog/resources.ts';
 import type { CatalogIndex } from '../../core/catalog-index.ts';
 import type { CatalogRoute, ListingParams } from '../../core/api/catalog/resolve.ts';
 import { tokenize } from '../../core/text.ts';

@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import type { CatalogIndex, CollectionEntry } from '../../core/catalog-index.ts';
 import type { CollectionModel, DatasetModel } from '../../core/model.ts';
 import type { Manifest } from '../../runtime/manifest.ts';
-import { answerCatalogRoute, createRenderContext } from '../../core/render/answer.ts';
+import { answerCatalogRoute, createRenderContext } from '../../core/api/catalog/answer.ts';
 import { PROBLEM_CONTENT_TYPE } from '../../core/constants.ts';
 import { fileKeyForRoute, type CatalogRoute } from '../../core/api/catalog/resolve.ts';
 import { serializeJson, type TreeFile } from '../../core/static-files.ts';

@@ -1,10 +1,10 @@
 import type { CollectionModel, DatasetModel } from '../../core/model.ts';
-import type { RenderContext } from '../../core/render/resources.ts';
+import type { RenderContext } from '../../core/api/catalog/resources.ts';
 import { fileKeyForPath, serializeJson, type TreeFile } from '../../core/static-files.ts';
 import {
   fileVersions, renderStacCollection, renderStacCollectionCatalog, renderStacItem, renderStacRoot, stacStaticPath,
   STAC_ITEM_TYPE, STAC_JSON_TYPE, type StacFileRef,
-} from '../../core/stac/documents.ts';
+} from '../../core/api/stac/documents.ts';
 
 /**
  * The static STAC tree, split by the scopes of `renderTree` so that an edit rewrites only what it touches:

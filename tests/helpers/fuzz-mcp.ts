@@ -1,7 +1,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import fc from 'fast-check';
-import { MCP_TOOLS } from '../../core/mcp/tools.ts';
+import { MCP_TOOLS } from '../../core/api/mcp/tools.ts';
 import { QueryRequestSchema } from '../../schemas/query.ts';
 import { checkRequests, errorLeaks, jsonPost, sqlOf, type FuzzContext, type FuzzRunOptions, type FuzzTally } from './fuzz.ts';
 import { send, type FuzzResponse } from './fuzz-server.ts';

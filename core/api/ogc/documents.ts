@@ -1,4 +1,4 @@
-import { createLinker } from '../../render/links.ts';
+import { createLinker } from '../catalog/links.ts';
 import { filePath, SITE_PATHS } from '../../site/paths.ts';
 import type {
   OgcCollection, OgcFeature, OgcFeatureCollection, OgcLink, OgcQueryables,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { tokenize } from '../../text.ts';
-import { STAC_SORT_FIELDS, type StacSortKey } from '../../stac/search.ts';
+import { STAC_SORT_FIELDS, type StacSortKey } from './search.ts';
 import {
   DEFAULT_ITEM_LIMIT, describeGeometrySize, MAX_ITEM_LIMIT, MAX_FREE_TEXT_LENGTH, MAX_FREE_TEXT_TERMS, MAX_FREE_TEXT_WORDS, MAX_INTERSECTS_PARTS, MAX_INTERSECTS_POSITIONS, MAX_INTERSECTS_RINGS,
   MAX_PAGE_TOKEN_LENGTH, MAX_SEARCH_NAMES, MAX_SORT_KEYS, measureGeometry, type StacSearchBodyIntake,

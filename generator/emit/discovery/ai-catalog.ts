@@ -5,7 +5,7 @@
  */
 import { API_VERSION } from '../../../core/constants.ts';
 import type { CatalogIndex } from '../../../core/catalog-index.ts';
-import { MCP_TOOLS } from '../../../core/mcp/tools.ts';
+import { MCP_TOOLS } from '../../../core/api/mcp/tools.ts';
 import { AiCatalogSchema, type AiCatalog } from '../../../schemas/discovery.ts';
 import { skillKey, type AgentSkill } from './agent-skills.ts';
 

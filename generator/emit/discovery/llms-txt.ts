@@ -5,7 +5,7 @@
  */
 import { API_VERSION } from '../../../core/constants.ts';
 import type { CatalogIndex } from '../../../core/catalog-index.ts';
-import { MCP_TOOLS } from '../../../core/mcp/tools.ts';
+import { MCP_TOOLS } from '../../../core/api/mcp/tools.ts';
 import { renderDictionarySection, renderErrorCodesSection, renderFindDataSection, renderMapSection } from './guide-sections.ts';
 import { renderWalkthroughSection } from './query-walkthrough.ts';
 import { findWorkedExample } from './worked-example.ts';

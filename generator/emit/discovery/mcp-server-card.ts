@@ -5,7 +5,7 @@
  */
 import { API_VERSION } from '../../../core/constants.ts';
 import type { CatalogIndex } from '../../../core/catalog-index.ts';
-import { listMcpTools } from '../../../core/mcp/tool-list.ts';
+import { listMcpTools } from '../../../core/api/mcp/tool-list.ts';
 
 /** The server card document. */
 export function renderMcpServerCard(index: CatalogIndex): object {

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { CatalogIndex } from '../../../core/catalog-index.ts';
-import { createRenderContext } from '../../../core/render/answer.ts';
+import { createRenderContext } from '../../../core/api/catalog/answer.ts';
 import type { TreeFile } from '../../../core/static-files.ts';
 import type { SiteScopes } from '../render-tree.ts';
 import { MAP_PICTURE_FILE } from '../../../src/map-picture-size.ts';

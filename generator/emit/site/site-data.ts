@@ -1,5 +1,5 @@
 import type { CatalogIndex } from '../../../core/catalog-index.ts';
-import { listVersions } from '../../../core/render/resources.ts';
+import { listVersions } from '../../../core/api/catalog/resources.ts';
 import type { CollectionModel, DatasetModel } from '../../../core/model.ts';
 import { datasetPath, querySourcesPath } from '../../../core/site/paths.ts';
 import { serializeJson, type TreeFile } from '../../../core/static-files.ts';

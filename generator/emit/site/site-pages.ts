@@ -1,12 +1,12 @@
 import type { CollectionEntry } from '../../../core/catalog-index.ts';
 import { DEFAULT_LIST_LIMIT, MAX_COLUMN_LIMIT } from '../../../core/constants.ts';
 import type { CollectionModel, DatasetModel } from '../../../core/model.ts';
-import { answerCatalogRoute } from '../../../core/render/answer.ts';
-import type { RenderContext } from '../../../core/render/resources.ts';
+import { answerCatalogRoute } from '../../../core/api/catalog/answer.ts';
+import type { RenderContext } from '../../../core/api/catalog/resources.ts';
 import { apiPathFor, collectionPath, datasetPath, filePath, pageKey, SITE_PATHS, slugifyTag, tagPath } from '../../../core/site/paths.ts';
 import { foldTagValue } from '../../../core/tag-filters.ts';
 import { featureLayerId, hasFeatureLayer } from '../../../core/api/ogc/layers.ts';
-import { stacStaticPath } from '../../../core/stac/documents.ts';
+import { stacStaticPath } from '../../../core/api/stac/documents.ts';
 import type { DatasetSurfaces } from '../../../src/view-types.ts';
 import type { PageView, SchemaDoc, ViewProps } from '../../../src/view-types.ts';
 

@@ -1,4 +1,4 @@
-import type { QueryBounds, QueryResult } from '../../schemas/query.ts';
+import type { QueryBounds, QueryResult } from '../../../schemas/query.ts';
 import type { McpToolName } from './tools.ts';
 
 /**

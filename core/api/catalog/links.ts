@@ -1,5 +1,5 @@
-import { SERVICE_ROUTES } from '../api/catalog/routes.ts';
-import { urlForRoute, type CatalogRoute } from '../api/catalog/resolve.ts';
+import { SERVICE_ROUTES } from './routes.ts';
+import { urlForRoute, type CatalogRoute } from './resolve.ts';
 
 /** Builds absolute URLs of catalog routes under one base URL. */
 export function createLinker(baseUrl: string) {

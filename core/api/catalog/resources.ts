@@ -1,12 +1,12 @@
-import type { CatalogIndex } from '../catalog-index.ts';
-import type { CollectionModel, DatasetModel, FileFormatModel, FileModel, SourceModel } from '../model.ts';
-import type { Collection } from '../../schemas/collection.ts';
-import type { Dataset, DatasetListItem } from '../../schemas/dataset.ts';
-import type { DatasetFile, DatasetFormat, FileSummary } from '../../schemas/dataset-file.ts';
-import type { FileMetadata } from '../../schemas/file-metadata.ts';
-import type { DatasetSource } from '../../schemas/source.ts';
+import type { CatalogIndex } from '../../catalog-index.ts';
+import type { CollectionModel, DatasetModel, FileFormatModel, FileModel, SourceModel } from '../../model.ts';
+import type { Collection } from '../../../schemas/collection.ts';
+import type { Dataset, DatasetListItem } from '../../../schemas/dataset.ts';
+import type { DatasetFile, DatasetFormat, FileSummary } from '../../../schemas/dataset-file.ts';
+import type { FileMetadata } from '../../../schemas/file-metadata.ts';
+import type { DatasetSource } from '../../../schemas/source.ts';
 import type { Linker } from './links.ts';
-import { compareVersionsNewestFirst } from '../versions.ts';
+import { compareVersionsNewestFirst } from '../../versions.ts';
 
 /** What resource renderers need: the index and a linker. */
 export interface RenderContext {

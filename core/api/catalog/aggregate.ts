@@ -1,5 +1,5 @@
-import { MAX_AGGREGATE_ROWS } from '../constants.ts';
-import type { DatasetModel } from '../model.ts';
+import { MAX_AGGREGATE_ROWS } from '../../constants.ts';
+import type { DatasetModel } from '../../model.ts';
 import type { RenderContext } from './resources.ts';
 
 /** `GET /api/datasets`: the first `MAX_AGGREGATE_ROWS` datasets across collections by id, each with its collection. */

@@ -1,10 +1,10 @@
-import { findFile } from '../catalog-index.ts';
-import type { RenderContext } from '../render/resources.ts';
-import { SITE_PATHS } from '../site/paths.ts';
-import type { StacCollection, StacItem, StacLink } from '../../schemas/stac.ts';
-import type { StacCollections, StacItemCollection, StacLandingPage } from '../../schemas/stac-api.ts';
-import { DEFAULT_COLLECTION_LIMIT, DEFAULT_ITEM_LIMIT, type StacSearchRequest } from '../api/stac/params.ts';
-import { STAC_API_TYPES, STAC_ROUTES, STAC_SEARCH_REL } from '../api/stac/routes.ts';
+import { findFile } from '../../catalog-index.ts';
+import type { RenderContext } from '../catalog/resources.ts';
+import { SITE_PATHS } from '../../site/paths.ts';
+import type { StacCollection, StacItem, StacLink } from '../../../schemas/stac.ts';
+import type { StacCollections, StacItemCollection, StacLandingPage } from '../../../schemas/stac-api.ts';
+import { DEFAULT_COLLECTION_LIMIT, DEFAULT_ITEM_LIMIT, type StacSearchRequest } from './params.ts';
+import { STAC_API_TYPES, STAC_ROUTES, STAC_SEARCH_REL } from './routes.ts';
 import { StacApiFailure } from './api-errors.ts';
 import { fileVersions, renderStacCollection, renderStacItem, renderStacRoot, STAC_VERSION } from './documents.ts';
 import { encodePageToken, hashText, readPageToken } from './page-token.ts';

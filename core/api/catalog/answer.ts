@@ -1,5 +1,5 @@
-import type { CatalogIndex } from '../catalog-index.ts';
-import type { CatalogRoute } from '../api/catalog/resolve.ts';
+import type { CatalogIndex } from '../../catalog-index.ts';
+import type { CatalogRoute } from './resolve.ts';
 import { renderDatasetAggregate, renderDatasetStats } from './aggregate.ts';
 import { lookupDataset, lookupFile, renderDatasetById, renderDatasetDetail, renderFileResponse, renderSchemaResponse } from './detail.ts';
 import { renderApiRoot } from './discovery.ts';

@@ -1,4 +1,4 @@
-import type { Problem } from '../../schemas/problem.ts';
+import type { Problem } from '../../../schemas/problem.ts';
 
 /** Problem kinds and their titles; `type` is `urn:geoshelf:problem:<kind>`, documented in the README. */
 export const PROBLEM_KINDS = {

@@ -3,7 +3,7 @@
  * (core/api/ogc-exception.ts). The server answers every failure of a /stac/api route through it, so no other shape
  * leaks out.
  */
-import { OGC_EXCEPTION_CODES, OgcApiFailure, type OgcStatus } from '../api/ogc-exception.ts';
+import { OGC_EXCEPTION_CODES, OgcApiFailure, type OgcStatus } from '../ogc-exception.ts';
 
 /** A status the STAC API answers with an exception document. */
 export type StacErrorStatus = OgcStatus<'stac'>;

@@ -1,11 +1,11 @@
-import type { CatalogIndex } from '../catalog-index.ts';
-import type { DatasetModel } from '../model.ts';
-import type { SearchDocument } from '../search.ts';
-import { foldText } from '../text.ts';
-import type { StacBbox } from '../../schemas/stac.ts';
+import type { CatalogIndex } from '../../catalog-index.ts';
+import type { DatasetModel } from '../../model.ts';
+import type { SearchDocument } from '../../search.ts';
+import { foldText } from '../../text.ts';
+import type { StacBbox } from '../../../schemas/stac.ts';
 import { stacCollectionId, stacItemFacts, type StacFileRef } from './documents.ts';
 import { hashText } from './page-token.ts';
-import { splitBox } from '../geo/lon-extent.ts';
+import { splitBox } from '../../geo/lon-extent.ts';
 import { buildStacTextIndex, scoreFreeText, type StacTextIndex } from './text-index.ts';
 
 /**

@@ -1,7 +1,7 @@
-import { findFile, type CatalogIndex } from '../catalog-index.ts';
-import type { CollectionModel, DatasetModel, FileModel } from '../model.ts';
-import type { SchemaParams } from '../api/catalog/resolve.ts';
-import type { ColumnSchema } from '../../schemas/column.ts';
+import { findFile, type CatalogIndex } from '../../catalog-index.ts';
+import type { CollectionModel, DatasetModel, FileModel } from '../../model.ts';
+import type { SchemaParams } from './resolve.ts';
+import type { ColumnSchema } from '../../../schemas/column.ts';
 import { listVersions, pickSchemaSource, renderCollection, renderDatasetFields, renderFile, renderSource, summarizeMetadata, type RenderContext } from './resources.ts';
 
 /** A dataset located by collection and dataset slug, or the reason it was not found. */

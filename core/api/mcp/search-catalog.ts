@@ -1,12 +1,12 @@
-import { DEFAULT_LIST_LIMIT } from '../constants.ts';
-import type { CatalogIndex } from '../catalog-index.ts';
-import type { CollectionModel } from '../model.ts';
-import type { ListingParams } from '../api/catalog/resolve.ts';
-import { selectDatasets } from '../render/listing.ts';
-import { renderDatasetListItem, type RenderContext } from '../render/resources.ts';
-import type { SearchDocument } from '../search.ts';
-import { foldText } from '../text.ts';
-import type { DatasetListItem } from '../../schemas/dataset.ts';
+import { DEFAULT_LIST_LIMIT } from '../../constants.ts';
+import type { CatalogIndex } from '../../catalog-index.ts';
+import type { CollectionModel } from '../../model.ts';
+import type { ListingParams } from '../catalog/resolve.ts';
+import { selectDatasets } from '../catalog/listing.ts';
+import { renderDatasetListItem, type RenderContext } from '../catalog/resources.ts';
+import type { SearchDocument } from '../../search.ts';
+import { foldText } from '../../text.ts';
+import type { DatasetListItem } from '../../../schemas/dataset.ts';
 
 /** A dataset found across collections: its listing item and the slug of its collection, for get_dataset. */
 export type CatalogSearchHit = DatasetListItem & { collection_slug: string };
@@ -47,7 +47,7 @@ export function findUnusedTagKeys(index: CatalogIndex, params: ListingParams): s
 
 /**
  * The datasets of every collection that match the search and tag filters, one page of them: the collection
- * listing's own selection (core/render/listing.ts) run over all collections at once, so words fold, match and rank
+ * listing's own selection (core/api/catalog/listing.ts) run over all collections at once, so words fold, match and rank
  * as they do in one collection (score, then folded name, then id). Each hit names its collection's slug.
  */
 export function renderCatalogSearchPage(context: RenderContext, params: ListingParams): CatalogSearchPage {

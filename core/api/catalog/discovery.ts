@@ -1,5 +1,5 @@
-import { DEFAULT_COLUMN_LIMIT, DEFAULT_LIST_LIMIT, MAX_COLUMN_LIMIT } from '../constants.ts';
-import type { ApiRoot } from '../../schemas/discovery.ts';
+import { DEFAULT_COLUMN_LIMIT, DEFAULT_LIST_LIMIT, MAX_COLUMN_LIMIT } from '../../constants.ts';
+import type { ApiRoot } from '../../../schemas/discovery.ts';
 import type { RenderContext } from './resources.ts';
 
 /** `GET /api`: every entry link of the contract, the query templates, and hints on parameters. */

@@ -1,10 +1,10 @@
-import type { CatalogIndex } from '../catalog-index.ts';
-import type { CollectionModel, DatasetModel, FileModel, SourceModel } from '../model.ts';
-import type { FormatType } from '../../schemas/format.ts';
-import type { StacAsset, StacBbox, StacCatalog, StacCollection, StacGeometry, StacItem, StacLink } from '../../schemas/stac.ts';
-import { listVersions, pickSchemaSource, type RenderContext } from '../render/resources.ts';
-import { collectionPath, datasetPath, filePath, SITE_PATHS } from '../site/paths.ts';
-import { addLonInterval, createLonExtent, finishLonExtent } from '../geo/lon-extent.ts';
+import type { CatalogIndex } from '../../catalog-index.ts';
+import type { CollectionModel, DatasetModel, FileModel, SourceModel } from '../../model.ts';
+import type { FormatType } from '../../../schemas/format.ts';
+import type { StacAsset, StacBbox, StacCatalog, StacCollection, StacGeometry, StacItem, StacLink } from '../../../schemas/stac.ts';
+import { listVersions, pickSchemaSource, type RenderContext } from '../catalog/resources.ts';
+import { collectionPath, datasetPath, filePath, SITE_PATHS } from '../../site/paths.ts';
+import { addLonInterval, createLonExtent, finishLonExtent } from '../../geo/lon-extent.ts';
 
 /**
  * STAC 1.1 documents of the catalog: the static tree at /stac and the STAC API at /stac/api render them with

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { LISTING_QUERY, QueryIdParam, QueryTokenSchema, SCHEMA_QUERY, TAGS_QUERY } from '../api/catalog/params.ts';
-import { DatasetDetailResponseSchema, DatasetFileSchemaResponseSchema } from '../../schemas/detail.ts';
-import { DatasetFileSchema } from '../../schemas/dataset-file.ts';
-import { DatasetSourceSchema } from '../../schemas/source.ts';
-import { CollectionSchema } from '../../schemas/collection.ts';
-import { DatasetListItemSchema } from '../../schemas/dataset.ts';
-import { CollectionDatasetsPageSchema, CollectionListSchema, TagsResponseSchema } from '../../schemas/listing.ts';
-import { QueryBoundsSchema, QueryErrorSchema, QueryPageRequestSchema, QueryRequestSchema, QueryResultSchema } from '../../schemas/query.ts';
+import { LISTING_QUERY, QueryIdParam, QueryTokenSchema, SCHEMA_QUERY, TAGS_QUERY } from '../catalog/params.ts';
+import { DatasetDetailResponseSchema, DatasetFileSchemaResponseSchema } from '../../../schemas/detail.ts';
+import { DatasetFileSchema } from '../../../schemas/dataset-file.ts';
+import { DatasetSourceSchema } from '../../../schemas/source.ts';
+import { CollectionSchema } from '../../../schemas/collection.ts';
+import { DatasetListItemSchema } from '../../../schemas/dataset.ts';
+import { CollectionDatasetsPageSchema, CollectionListSchema, TagsResponseSchema } from '../../../schemas/listing.ts';
+import { QueryBoundsSchema, QueryErrorSchema, QueryPageRequestSchema, QueryRequestSchema, QueryResultSchema } from '../../../schemas/query.ts';
 
 /**
  * The MCP tools of geoshelf as pure definitions: name, words for the agent, input and output schemas. The server

@@ -1,10 +1,10 @@
-import { DEFAULT_LIST_LIMIT } from '../constants.ts';
-import type { CollectionEntry } from '../catalog-index.ts';
-import type { DatasetModel } from '../model.ts';
-import type { ListingParams } from '../api/catalog/resolve.ts';
-import { scoreDocument } from '../search.ts';
-import { matchesTagFilters } from '../tag-filters.ts';
-import type { CollectionDatasetsPage, CollectionListItem } from '../../schemas/listing.ts';
+import { DEFAULT_LIST_LIMIT } from '../../constants.ts';
+import type { CollectionEntry } from '../../catalog-index.ts';
+import type { DatasetModel } from '../../model.ts';
+import type { ListingParams } from './resolve.ts';
+import { scoreDocument } from '../../search.ts';
+import { matchesTagFilters } from '../../tag-filters.ts';
+import type { CollectionDatasetsPage, CollectionListItem } from '../../../schemas/listing.ts';
 import { renderCollection, renderDatasetListItem, renderFileSummary, type RenderContext } from './resources.ts';
 
 /**

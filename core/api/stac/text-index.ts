@@ -1,6 +1,6 @@
-import type { DatasetModel } from '../model.ts';
-import { SEARCH_WEIGHTS, type SearchDocument } from '../search.ts';
-import { tokenize } from '../text.ts';
+import type { DatasetModel } from '../../model.ts';
+import { SEARCH_WEIGHTS, type SearchDocument } from '../../search.ts';
+import { tokenize } from '../../text.ts';
 import type { StacFileRef } from './documents.ts';
 
 /**
