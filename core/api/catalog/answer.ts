@@ -1,11 +1,11 @@
 import type { CatalogIndex } from '../../catalog-index.ts';
-import type { CatalogRoute } from './resolve.ts';
 import { renderDatasetAggregate, renderDatasetStats } from './aggregate.ts';
 import { lookupDataset, lookupFile, renderDatasetById, renderDatasetDetail, renderFileResponse, renderSchemaResponse } from './detail.ts';
 import { renderApiRoot } from './discovery.ts';
 import { createLinker } from './links.ts';
 import { renderCollectionList, renderCollectionPage, renderTags } from './listing.ts';
 import { renderProblem, type ProblemKind } from './problems.ts';
+import { listCollectionPages, listCollectionTags, listSchemaDocuments, type Prebuilt, type RenderedRoute } from './prebuilt.ts';
 import type { RenderContext } from './resources.ts';
 
 /** A computed answer: the status and the JSON body; `problem` marks application/problem+json. */
@@ -20,10 +20,13 @@ export function createRenderContext(index: CatalogIndex): RenderContext {
   return { index, links: createLinker(index.settings.baseUrl) };
 }
 
-/** A catalog route the renderers answer: every one but the OpenAPI document, which is a build artefact of the schemas. */
-export type RenderedRoute = Exclude<CatalogRoute, { route: 'openapi' }>;
 /** Renders the answer of one catalog route. */
 type Renderer<N extends RenderedRoute['route']> = (context: RenderContext, route: Extract<RenderedRoute, { route: N }>) => CatalogAnswer;
+/** What a catalog route is made of beside its declaration: its renderer, and the documents the build writes. */
+interface CatalogRouteParts<N extends RenderedRoute['route']> {
+  render: Renderer<N>;
+  prebuilt: Prebuilt<N>;
+}
 
 const ok = (body: unknown): CatalogAnswer => ({ status: 200, body, problem: false });
 const problem = (context: RenderContext, kind: ProblemKind, detail: string): CatalogAnswer => {
@@ -33,14 +36,22 @@ const problem = (context: RenderContext, kind: ProblemKind, detail: string): Cat
 const noCollection = (context: RenderContext, slug: string) => problem(context, 'not-found', `There is no collection "${slug}". GET /api/collections lists them.`);
 
 /**
- * The renderer of each catalog route, by its name in the route table (core/api/catalog/routes.ts). The compiler
- * refuses a route without one, so a new route is declared there and rendered here, nowhere else.
+ * The renderer of each catalog route, by its name in the route table (core/api/catalog/routes.ts), and the documents
+ * of it the build writes as files, by scope (core/api/catalog/prebuilt.ts). The compiler refuses a route without
+ * both, so a new route is declared there and made here, nowhere else. Within a scope, files are rendered in the
+ * order of this table.
  */
-export const CATALOG_RENDERERS: { [N in RenderedRoute['route']]: Renderer<N> } = {
-  root: (context) => ok(renderApiRoot(context)),
-  health: () => ok({ status: 'ok' }),
-  collections: (context, route) => ok(renderCollectionList(context, route.params?.include)),
-  collection: (context, route) => {
+export const CATALOG_RENDERERS: { [N in RenderedRoute['route']]: CatalogRouteParts<N> } = {
+  root: { render: (context) => ok(renderApiRoot(context)), prebuilt: { scope: 'global', list: () => [{ route: 'root' }] } },
+  health: { render: () => ok({ status: 'ok' }), prebuilt: { scope: 'global', list: () => [{ route: 'health' }] } },
+  collections: {
+    render: (context, route) => ok(renderCollectionList(context, route.params?.include)),
+    prebuilt: {
+      scope: 'global',
+      list: () => [{ route: 'collections' }, { route: 'collections', params: { include: 'datasets' } }, { route: 'collections', params: { include: 'datasets,files' } }],
+    },
+  },
+  collection: { prebuilt: { scope: 'collection', list: listCollectionPages }, render: (context, route) => {
     const entry = context.index.collections.get(route.slug);
     if (!entry) return noCollection(context, route.slug);
     const params = route.params ?? {};
@@ -50,37 +61,55 @@ export const CATALOG_RENDERERS: { [N in RenderedRoute['route']]: Renderer<N> } =
       return problem(context, 'invalid-parameter', `tag key ${unknownKeys.map((key) => `"${key.slice(0, 40)}"`).join(', ')} is not used in collection "${route.slug}"; its keys are ${known.length ? known.join(', ') : '(none)'}.`);
     }
     return ok(renderCollectionPage(entry, params, context));
+  } },
+  tags: {
+    render: (context, route) => {
+      const entry = context.index.collections.get(route.collectionSlug);
+      if (!entry) return noCollection(context, route.collectionSlug);
+      return ok(renderTags(entry, route.params?.tag_key, context));
+    },
+    prebuilt: { scope: 'collection', list: listCollectionTags },
   },
-  tags: (context, route) => {
-    const entry = context.index.collections.get(route.collectionSlug);
-    if (!entry) return noCollection(context, route.collectionSlug);
-    return ok(renderTags(entry, route.params?.tag_key, context));
+  dataset: {
+    render: (context, route) => {
+      const found = lookupDataset(context.index, route.collectionSlug, route.datasetSlug);
+      if (!found.ok) return problem(context, 'not-found', found.detail);
+      return ok(renderDatasetDetail(found.collection, found.dataset, context, route.params?.include_urls === true));
+    },
+    prebuilt: {
+      scope: 'dataset',
+      list: (collection, dataset) => {
+        const at = { collectionSlug: collection.slug, datasetSlug: dataset.slug };
+        return [{ route: 'dataset', ...at }, { route: 'dataset', ...at, params: { include_urls: true } }];
+      },
+    },
   },
-  dataset: (context, route) => {
-    const found = lookupDataset(context.index, route.collectionSlug, route.datasetSlug);
-    if (!found.ok) return problem(context, 'not-found', found.detail);
-    return ok(renderDatasetDetail(found.collection, found.dataset, context, route.params?.include_urls === true));
+  file: {
+    render: (context, route) => {
+      const found = lookupFile(context.index, route.collectionSlug, route.datasetSlug, route.fileSlug);
+      if (!found.ok) return problem(context, 'not-found', found.detail);
+      return ok(renderFileResponse(found.collection, found.dataset, found.file, context));
+    },
+    prebuilt: { scope: 'file', list: ({ collection, dataset, file }) => [{ route: 'file', collectionSlug: collection.slug, datasetSlug: dataset.slug, fileSlug: file.slug }] },
   },
-  file: (context, route) => {
-    const found = lookupFile(context.index, route.collectionSlug, route.datasetSlug, route.fileSlug);
-    if (!found.ok) return problem(context, 'not-found', found.detail);
-    return ok(renderFileResponse(found.collection, found.dataset, found.file, context));
-  },
-  schema: (context, route) => {
+  schema: { prebuilt: { scope: 'file', list: listSchemaDocuments }, render: (context, route) => {
     const found = lookupFile(context.index, route.collectionSlug, route.datasetSlug, route.fileSlug);
     if (!found.ok) return problem(context, 'not-found', found.detail);
     const params = route.params ?? {};
     const body = renderSchemaResponse(found.collection, found.dataset, found.file, params, context);
     if (!body) return problem(context, 'not-found', `File "${route.fileSlug}" has no version "${params.version}". The schema route without version lists its versions.`);
     return ok(body);
+  } },
+  datasets: { render: (context) => ok(renderDatasetAggregate(context)), prebuilt: { scope: 'global', list: () => [{ route: 'datasets' }] } },
+  'dataset-by-id': {
+    render: (context, route) => {
+      const found = context.index.datasetsById.get(route.id);
+      if (!found) return problem(context, 'not-found', `There is no dataset with id ${route.id}.`);
+      return ok(renderDatasetById(found.collection, found.dataset, context));
+    },
+    prebuilt: { scope: 'dataset', list: (_collection, dataset) => [{ route: 'dataset-by-id', id: dataset.id }] },
   },
-  datasets: (context) => ok(renderDatasetAggregate(context)),
-  'dataset-by-id': (context, route) => {
-    const found = context.index.datasetsById.get(route.id);
-    if (!found) return problem(context, 'not-found', `There is no dataset with id ${route.id}.`);
-    return ok(renderDatasetById(found.collection, found.dataset, context));
-  },
-  stats: (context) => ok(renderDatasetStats(context)),
+  stats: { render: (context) => ok(renderDatasetStats(context)), prebuilt: { scope: 'global', list: () => [{ route: 'stats' }] } },
 };
 
 /**
@@ -88,5 +117,5 @@ export const CATALOG_RENDERERS: { [N in RenderedRoute['route']]: Renderer<N> } =
  * server computes the same function for parameter combinations that were not prebuilt, so both give identical bytes.
  */
 export function answerCatalogRoute(context: RenderContext, route: RenderedRoute): CatalogAnswer {
-  return (CATALOG_RENDERERS[route.route] as Renderer<RenderedRoute['route']>)(context, route);
+  return (CATALOG_RENDERERS[route.route].render as Renderer<RenderedRoute['route']>)(context, route);
 }
