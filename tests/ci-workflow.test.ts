@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCatalog } from '../generator/build.ts';
 import type { ModelFile } from '../runtime/manifest.ts';
-import { readPmTilesInfo } from '../runtime/pmtiles.ts';
+import { readPmTilesInfo } from '../runtime/pmtiles-info.ts';
 import { SETTINGS } from '../runtime/config.ts';
 import { hasCommand } from '../scripts/fleet.ts';
 import { makeTempDir, ROOT } from './helpers/catalog.ts';

@@ -2,7 +2,7 @@ import type { StoredFileFacts, FileModel } from '../../core/model.ts';
 import type { ColumnSchema } from '../../schemas/column.ts';
 import type { FileMetadata, InvalidGeometryReason } from '../../schemas/file-metadata.ts';
 import { hashColumns } from './column-stats.ts';
-import type { PmTilesInfo } from '../../runtime/pmtiles.ts';
+import type { PmTilesInfo } from '../../runtime/pmtiles-info.ts';
 import type { DataFacts } from './inspect-data-file.ts';
 
 /**

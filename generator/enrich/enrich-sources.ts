@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
-import { PmTilesFormatError, readPmTilesInfo } from '../../runtime/pmtiles.ts';
+import { PmTilesFormatError } from '../../runtime/pmtiles-header.ts';
+import { readPmTilesInfo } from '../../runtime/pmtiles-info.ts';
 import { join } from 'node:path';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { hash } from 'node:crypto';

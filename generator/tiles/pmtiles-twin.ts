@@ -13,7 +13,9 @@
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { resolveCrs, isLonLat } from '../../core/geo/crs.ts';
 import { DEFAULT_TILE_BUFFER, DEFAULT_TILE_EXTENT, encodeTile, type TileFeature } from '../../core/geo/mvt.ts';
-import { readPmTilesInfo, writePmTiles, zxyToTileId, type PmTilesTile } from '../../runtime/pmtiles.ts';
+import { readPmTilesInfo } from '../../runtime/pmtiles-info.ts';
+import { zxyToTileId } from '../../runtime/pmtiles-tile-id.ts';
+import { writePmTiles, type PmTilesTile } from '../../runtime/pmtiles.ts';
 import { bboxOfGeometry, decodeWkb } from '../../core/geo/wkb.ts';
 import { quoteIdentifier, quoteLiteral } from '../../core/sql.ts';
 
