@@ -73,6 +73,8 @@ export const OgcCollectionsSchema = z
   .object({
     links: z.array(OgcLinkSchema),
     collections: z.array(OgcCollectionSchema),
+    numberMatched: z.int().min(0).describe('Collections in all, on every page.'),
+    numberReturned: z.int().min(0).describe('Collections on this page.'),
   })
   .meta({ id: 'OgcCollections' });
 

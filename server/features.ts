@@ -3,7 +3,7 @@ import type { CatalogIndex } from '../core/catalog-index.ts';
 import { renderCollection, renderCollections, renderConformance, renderLandingPage, renderQueryables, writeFeature, writeFeatureCollection } from '../core/api/ogc/documents.ts';
 import { COUNT_MAX_ROWS, isFiltered, itemsUrl, neighbourCursors, parseItemsRequest, toFeatureFilter } from '../core/api/ogc/items.ts';
 import { listFeatureLayers, type FeatureLayer } from '../core/api/ogc/layers.ts';
-import { DEFAULT_FEATURE_LIMIT } from '../core/api/ogc/params.ts';
+import { DEFAULT_COLLECTIONS_LIMIT, DEFAULT_FEATURE_LIMIT } from '../core/api/ogc/params.ts';
 import { createFeaturesOpenApiDocument } from '../core/api/ogc/openapi.ts';
 import { OGC_ROUTES, OGC_TYPES } from '../core/api/ogc/routes.ts';
 import { ogcFailure } from '../core/api/ogc-exception.ts';
@@ -56,8 +56,10 @@ export function registerFeatureRoutes(app: H3, options: FeatureRouteOptions): vo
     getFeaturesConformance: async (event) => answer(event, renderConformance()),
     getFeaturesApi: async (event) => respondComputed(event.req, readApiDocument(), { type: OGC_TYPES.openapi, cacheMaxAge: options.cacheMaxAge }),
     getFeatureCollections: async (event) => {
-      const layers = [...listFeatureLayers(catalog().index).values()];
-      return answer(event, renderCollections(catalog().baseUrl, layers.map((layer) => renderCollection(catalog().baseUrl, layer))));
+      const query = OGC_ROUTES.getFeatureCollections.parseQuery(event.url.searchParams);
+      if (!query.ok) throw ogcFailure('features', 400, query.detail);
+      const page = { offset: query.value.offset ?? 0, limit: query.value.limit ?? DEFAULT_COLLECTIONS_LIMIT };
+      return answer(event, renderCollections(catalog().baseUrl, [...listFeatureLayers(catalog().index).values()], page));
     },
     getFeatureCollection: async (event, path) => answer(event, renderCollection(catalog().baseUrl, layerOf(path))),
     getFeatureQueryables: async (event, path) => answer(event, renderQueryables(catalog().baseUrl, layerOf(path)), OGC_TYPES.schema),

@@ -151,6 +151,35 @@ describe('OGC API - Features over the sample catalog', () => {
     expect(body.collections.every((collection: { id: string }) => /^[a-z0-9-]+\.[a-z0-9-]+\.[a-z0-9-]+$/.test(collection.id))).toBe(true);
   });
 
+  it('pages the collections: next links from a small limit walk every collection once, in the order of the whole list', async () => {
+    const whole = await getJson('/features/collections');
+    expect(whole.body.numberMatched).toBe(whole.body.collections.length);
+    expect(whole.body.links.map((link: { rel: string }) => link.rel)).toEqual(['self']);
+    const ids: string[] = [];
+    let next: string | undefined = `${site.origin}/features/collections?limit=7`;
+    let pages = 0;
+    while (next) {
+      const page = await getJson(next);
+      expect(page.status).toBe(200);
+      expect(page.body.numberMatched).toBe(whole.body.numberMatched);
+      expect(page.body.numberReturned).toBe(page.body.collections.length);
+      expect(page.body.collections.length).toBeLessThanOrEqual(7);
+      if (pages > 0) expect(page.body.links.find((link: { rel: string }) => link.rel === 'prev')?.href).toBeDefined();
+      ids.push(...page.body.collections.map((collection: { id: string }) => collection.id));
+      next = page.body.links.find((link: { rel: string }) => link.rel === 'next')?.href;
+      pages += 1;
+    }
+    expect(ids).toEqual(whole.body.collections.map((collection: { id: string }) => collection.id));
+    expect(pages).toBe(Math.ceil(ids.length / 7));
+  });
+
+  it.each([['limit=0', 'limit'], ['offset=-1', 'offset'], ['limit=abc', 'limit']])('refuses /features/collections?%s with 400 naming %s', async (query, name) => {
+    const { status, body } = await getJson(`/features/collections?${query}`);
+    expect(status).toBe(400);
+    expect(body.code).toBe('invalid_parameter');
+    expect(body.description).toContain(`"${name}"`);
+  });
+
   it('walking next links of a whole collection gives every row exactly once, in file order', async () => {
     const walked = await walk(`/features/collections/${COUNTRIES}/items?limit=25`);
     const rows = (await duck.runAndReadAll(`SELECT file_row_number, name FROM read_parquet('${dataPath('natural-earth/countries/2.0.2/countries-110m.parquet')}', file_row_number = true) ORDER BY 1`)).getRows();

@@ -4,9 +4,9 @@ import type {
   OgcCollection, OgcFeature, OgcFeatureCollection, OgcLink, OgcQueryables,
 } from '../../../schemas/ogc.ts';
 import type { z } from 'zod';
-import type { OgcConformanceSchema, OgcLandingPageSchema } from '../../../schemas/ogc.ts';
+import type { OgcCollectionsSchema, OgcConformanceSchema, OgcLandingPageSchema } from '../../../schemas/ogc.ts';
 import type { FeatureLayer } from './layers.ts';
-import { CRS84 } from './params.ts';
+import { CRS84, DEFAULT_COLLECTIONS_LIMIT } from './params.ts';
 import { OGC_ROUTES, OGC_TYPES } from './routes.ts';
 
 /** The conformance classes served: Part 1 core, GeoJSON and the OpenAPI 3.0 definition (no HTML). */
@@ -93,12 +93,27 @@ export function describeSpatialExtent([west, south, east, north]: [number, numbe
   return west > east ? [[-180, south, 180, north], [west, south, east, north]] : [[west, south, east, north]];
 }
 
-/** `GET /features/collections`. */
-export function renderCollections(baseUrl: string, collections: OgcCollection[]) {
-  return {
-    links: [link(`${baseUrl}${OGC_ROUTES.getFeatureCollections.path}`, 'self', OGC_TYPES.json, 'Feature collections')],
-    collections,
+/** Where a page of `/features/collections` starts and how many it holds. */
+export interface CollectionsPage {
+  offset: number;
+  limit: number;
+}
+
+/**
+ * A page of `GET /features/collections`: the collections of `layers` from `page.offset`, with a self link that
+ * names the page, next and prev links where there are collections after or before it, and the counts.
+ */
+export function renderCollections(baseUrl: string, layers: readonly FeatureLayer[], page: CollectionsPage): z.infer<typeof OgcCollectionsSchema> {
+  const route = OGC_ROUTES.getFeatureCollections;
+  const url = (offset: number) => {
+    const query = route.encodeQuery({ ...(page.limit === DEFAULT_COLLECTIONS_LIMIT ? {} : { limit: page.limit }), ...(offset > 0 ? { offset } : {}) });
+    return `${baseUrl}${route.path}${query ? `?${query}` : ''}`;
   };
+  const collections = layers.slice(page.offset, page.offset + page.limit).map((layer) => renderCollection(baseUrl, layer));
+  const links = [link(url(page.offset), 'self', OGC_TYPES.json, 'Feature collections')];
+  if (page.offset + page.limit < layers.length) links.push(link(url(page.offset + page.limit), 'next', OGC_TYPES.json, 'The next page of collections'));
+  if (page.offset > 0) links.push(link(url(Math.max(0, page.offset - page.limit)), 'prev', OGC_TYPES.json, 'The previous page of collections'));
+  return { links, collections, numberMatched: layers.length, numberReturned: collections.length };
 }
 
 /** The queryables: a JSON Schema of the columns `?name=value` filters on. */

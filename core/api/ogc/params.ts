@@ -53,6 +53,25 @@ export const LimitParam = z
   .meta({ maximum: MAX_FEATURE_LIMIT })
   .describe(`Features per page, ${DEFAULT_FEATURE_LIMIT} when omitted; a value above ${MAX_FEATURE_LIMIT} is served as ${MAX_FEATURE_LIMIT}.`);
 
+/**
+ * Collections per page of `/features/collections` when `limit` is not given: the whole list of any catalog up to
+ * that many files, so a client that reads one page sees every collection; larger catalogs page by next links.
+ */
+export const DEFAULT_COLLECTIONS_LIMIT = 1_000;
+/** Largest page of `/features/collections`; a larger `limit` is served as this many. */
+export const MAX_COLLECTIONS_LIMIT = 10_000;
+
+/** `limit` of `/features/collections`: collections per page, clamped to the maximum. */
+export const CollectionsLimitParam = z
+  .int()
+  .min(1)
+  .transform((limit) => Math.min(limit, MAX_COLLECTIONS_LIMIT))
+  .default(DEFAULT_COLLECTIONS_LIMIT)
+  .meta({ maximum: MAX_COLLECTIONS_LIMIT })
+  .describe(`Collections per page, ${DEFAULT_COLLECTIONS_LIMIT} when omitted; a value above ${MAX_COLLECTIONS_LIMIT} is served as ${MAX_COLLECTIONS_LIMIT}.`);
+/** `offset` of `/features/collections`: where the page starts, as next and prev links write it. */
+export const CollectionsOffsetParam = z.int().min(0).default(0).describe('Collections to skip, as next and prev links write it; 0 when omitted.');
+
 /** `after`: the cursor of `next` links. */
 export const AfterParam = z.int().min(0).describe('Cursor written by next links: features with an id greater than this. Paging by id never rescans the rows before it.');
 /** `before`: the cursor of `prev` links when filters apply. */

@@ -6,7 +6,8 @@ import {
 import { CONDITIONAL_HEADERS } from '../catalog/params.ts';
 import { defineRoute, type Route, type RouteResponse } from '../route-table.ts';
 import {
-  AfterParam, BboxCrsParam, BboxParam, BeforeParam, CollectionIdParam, DatetimeParam, FeatureIdParam, FormatParam, LimitParam, NEXT_PAGE_LIMIT,
+  AfterParam, BboxCrsParam, BboxParam, BeforeParam, CollectionIdParam, CollectionsLimitParam, CollectionsOffsetParam, DatetimeParam,
+  DEFAULT_COLLECTIONS_LIMIT, FeatureIdParam, FormatParam, LimitParam, NEXT_PAGE_LIMIT,
 } from './params.ts';
 
 /** Media types of the /features surface. */
@@ -63,9 +64,16 @@ export const OGC_ROUTES = {
   }),
   getFeatureCollections: defineRoute({
     id: 'getFeatureCollections', method: 'GET', path: '/features/collections', tag: FEATURES, summary: 'Feature collections',
-    description: 'A collection per file (layer) of the catalog that has a GeoParquet source, read from its latest version.',
+    description: `A collection per file (layer) of the catalog that has a GeoParquet source, read from its latest version, in a stable order. Paged as OGC API - Common Part 2 pages collections: ${DEFAULT_COLLECTIONS_LIMIT} per page unless limit says otherwise, with next and prev links, numberMatched and numberReturned.`,
+    query: { limit: CollectionsLimitParam, offset: CollectionsOffsetParam, f: FormatParam },
     headers: CONDITIONAL_HEADERS,
-    responses: { ...NOT_MODIFIED, 200: body(OGC_TYPES.json, OgcCollectionsSchema, 'The collections.'), ...READ_FAILURES },
+    unknownQuery: 'ignore',
+    responses: {
+      ...NOT_MODIFIED,
+      200: body(OGC_TYPES.json, OgcCollectionsSchema, 'A page of the collections.'),
+      400: exception('limit or offset is not a whole number in range; the description names it.'),
+      ...READ_FAILURES,
+    },
   }),
   getFeatureCollection: defineRoute({
     id: 'getFeatureCollection', method: 'GET', path: '/features/collections/{collectionId}', tag: FEATURES, summary: 'A feature collection',
