@@ -65,7 +65,7 @@ export function mapOgcError(api: OgcApi): ErrorMapper {
       failure = new OgcApiFailure(error.body.status, error.body.code, error.body.message, error.retryAfter === undefined ? {} : { 'retry-after': String(error.retryAfter) });
     } else {
       console.error(api === 'stac' ? 'unexpected error in the STAC API' : 'unexpected error on /features', error);
-      failure = ogcFailure(api, 500, 'An unexpected error occurred; it has been logged.');
+      failure = ogcFailure(500, 'An unexpected error occurred; it has been logged.');
     }
     return respondOgcException(api, event.req, failure);
   };
@@ -78,7 +78,7 @@ function respondRefusal(api: OgcApi, error: HTTPError, event: H3Event): Response
   const status = expected ? error.status : 500;
   const message = expected ? error.message : 'An unexpected error occurred; it has been logged.';
   const description = status === 400 && !canDecode(event.url.pathname) ? 'The path is not valid percent-encoding.' : message;
-  return respondOgcException(api, event.req, refusedRequestFailure(api, status, description));
+  return respondOgcException(api, event.req, refusedRequestFailure(status, description));
 }
 
 /** Writes an exception document; /features states its length even on a HEAD, as it always has, STAC does not. */

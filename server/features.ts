@@ -24,7 +24,7 @@ export interface FeatureRouteOptions {
 
 type OgcRouteId = keyof typeof OGC_ROUTES;
 
-const notFound = (what: string) => ogcFailure('features', 404, what);
+const notFound = (what: string) => ogcFailure(404, what);
 
 /**
  * Mounts OGC API - Features at /features: thin adapters over the route table (core/api/ogc), the catalog
@@ -57,7 +57,7 @@ export function registerFeatureRoutes(app: H3, options: FeatureRouteOptions): vo
     getFeaturesApi: async (event) => respondComputed(event.req, readApiDocument(), { type: OGC_TYPES.openapi, cacheMaxAge: options.cacheMaxAge }),
     getFeatureCollections: async (event) => {
       const query = OGC_ROUTES.getFeatureCollections.parseQuery(event.url.searchParams);
-      if (!query.ok) throw ogcFailure('features', 400, query.detail);
+      if (!query.ok) throw ogcFailure(400, query.detail);
       const page = { offset: query.value.offset ?? 0, limit: query.value.limit ?? DEFAULT_COLLECTIONS_LIMIT };
       return answer(event, renderCollections(catalog().baseUrl, [...listFeatureLayers(catalog().index).values()], page));
     },
@@ -78,7 +78,7 @@ export function registerFeatureRoutes(app: H3, options: FeatureRouteOptions): vo
   const readItems = async (layer: FeatureLayer, params: URLSearchParams, client: string | undefined) => {
     const { baseUrl } = catalog();
     const parsed = parseItemsRequest(layer, params);
-    if (!parsed.ok) throw ogcFailure('features', 400, parsed.detail);
+    if (!parsed.ok) throw ogcFailure(400, parsed.detail);
     const request = parsed.value;
     const filter = toFeatureFilter(layer, request);
     const rows = typeof layer.source.metadata?.feature_count === 'number' ? layer.source.metadata.feature_count : undefined;
@@ -106,7 +106,7 @@ export function registerFeatureRoutes(app: H3, options: FeatureRouteOptions): vo
       throw notFound(`No such ${path.name === 'featureId' ? 'feature' : 'collection'}: ${path.detail}.`);
     },
     methodNotAllowed: () => {
-      throw ogcFailure('features', 405, 'The /features routes are read-only: GET and HEAD.', { allow: 'GET, HEAD, OPTIONS' });
+      throw ogcFailure(405, 'The /features routes are read-only: GET and HEAD.', { allow: 'GET, HEAD, OPTIONS' });
     },
     notFound: () => {
       throw notFound('There is no such /features path; the landing page /features links every resource.');

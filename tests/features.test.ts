@@ -176,7 +176,7 @@ describe('OGC API - Features over the sample catalog', () => {
   it.each([['limit=0', 'limit'], ['offset=-1', 'offset'], ['limit=abc', 'limit']])('refuses /features/collections?%s with 400 naming %s', async (query, name) => {
     const { status, body } = await getJson(`/features/collections?${query}`);
     expect(status).toBe(400);
-    expect(body.code).toBe('invalid_parameter');
+    expect(body.code).toBe('InvalidParameterValue');
     expect(body.description).toContain(`"${name}"`);
   });
 

@@ -22,7 +22,7 @@ type Found = () => Promise<{ request: FuzzRequest; expected: { status: number; b
 const FOUND: [string, Found][] = [
   ['a /features path that is not valid percent-encoding gets an OGC exception, not a catalog Problem', async () => ({
     request: { method: 'GET', target: '/features/collections/%%%/queryables', headers: {} },
-    expected: { status: 400, body: expect.stringContaining('"code":"invalid_parameter"') },
+    expected: { status: 400, body: expect.stringContaining('"code":"InvalidParameterValue"') },
   })],
   ['a /stac/api path that is not valid percent-encoding gets a STAC API exception', async () => ({
     request: { method: 'GET', target: '/stac/api/collections/%ZZ/items', headers: {} },

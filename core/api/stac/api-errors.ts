@@ -1,12 +1,12 @@
 /**
- * The errors of the STAC API: OGC exception documents `{code, description}` in STAC's vocabulary
- * (core/api/ogc-exception.ts). The server answers every failure of a /stac/api route through it, so no other shape
- * leaks out.
+ * The errors of the STAC API: OGC exception documents `{code, description}` in the vocabulary /features answers
+ * too (core/api/ogc-exception.ts). The server answers every failure of a /stac/api route through it, so no other
+ * shape leaks out.
  */
 import { OGC_EXCEPTION_CODES, OgcApiFailure, type OgcStatus } from '../ogc-exception.ts';
 
 /** A status the STAC API answers with an exception document. */
-export type StacErrorStatus = OgcStatus<'stac'>;
+export type StacErrorStatus = OgcStatus;
 
 /**
  * A request the STAC API cannot answer, with the status and what to change.
@@ -16,7 +16,7 @@ export class StacApiFailure extends OgcApiFailure {
   declare readonly status: StacErrorStatus;
 
   constructor(status: StacErrorStatus, description: string, headers: Record<string, string> = {}) {
-    super(status, OGC_EXCEPTION_CODES.stac[status], description, headers);
+    super(status, OGC_EXCEPTION_CODES[status], description, headers);
     this.name = 'StacApiFailure';
   }
 }
