@@ -60,7 +60,7 @@ export async function enrichSources(model: CatalogModel, localFiles: LocalDataFi
   // record) skips loading the native module.
   const duckdb = async () => (instance ??= await (await import('@duckdb/node-api')).DuckDBInstance.create(':memory:', { threads: '2' }));
   try {
-    const twins = await makeTwins(model, localFiles, { dataDir: options.dataDir, hashOf: (path) => cache.contentHash(path), instance: duckdb, log: options.log, ...(options.progress ? { progress: options.progress } : {}) });
+    const twins = await makeTwins(model, localFiles, { dataDir: options.dataDir, hashOf: (path) => cache.contentHash(path), log: options.log, ...(options.progress ? { progress: options.progress } : {}) });
     const counts = { made: twins.made, current: twins.current };
     if (twins.issues.length > 0) return { issues: twins.issues, warnings: twins.warnings, filesRead: 0, twins: counts };
     // Remote sources first: their columns join the local ones in the check of column descriptions.

@@ -4,22 +4,22 @@
  * data and tiler. A twin is made again only when its GeoParquet file's bytes or the tiler change, so an
  * unchanged catalog rebuilds without reading any data for them.
  */
-import { access } from 'node:fs/promises';
+import { access, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { DuckDBInstance } from '@duckdb/node-api';
 import type { CatalogModel, FileModel } from '../../core/model.ts';
 import type { BuildIssue } from '../errors.ts';
 import type { LocalDataFile } from '../model/build-model.ts';
 import { createProgress, type ProgressReporter } from '../enrich/progress.ts';
-import { NoGeometryError, readTwinStamp, twinStamp, writePmTilesTwin } from './pmtiles-twin.ts';
+import { readTwinStamp, twinStamp } from './pmtiles-twin.ts';
+import { createTwinPool, type TwinPool } from './twin-pool.ts';
 
 /** What the twin stage needs. */
 export interface TwinStageOptions {
   dataDir: string;
   /** SHA-256 of a file's bytes (the data cache's, so a file is hashed once per build). */
   hashOf: (path: string) => Promise<string>;
-  /** The DuckDB instance that reads GeoParquet files, started on first use. */
-  instance: () => Promise<DuckDBInstance>;
+  /** Threads that make twins side by side (generator/tiles/twin-pool.ts); by default the cores, up to 4. */
+  threads?: number;
   log: (line: string) => void;
   progress?: ProgressReporter;
 }
@@ -51,18 +51,25 @@ export async function makeTwins(model: CatalogModel, localFiles: LocalDataFile[]
   const outcomes = new Map<string, Promise<string | null>>();
   const advance = createProgress('making PMTiles twins', twins.length, options.progress);
   const failed = new Set<number>();
+  const pool = createTwinPool(options.threads === undefined ? {} : { threads: options.threads });
   let done = 0;
-  for (const twin of twins) {
-    let outcome = outcomes.get(twin.path);
-    if (!outcome) {
-      outcome = makeTwin(twin, names.get(twin.sourceId) ?? 'features', options, result);
-      outcomes.set(twin.path, outcome);
-    }
-    const reason = await outcome;
-    advance(++done);
-    if (reason === null) continue;
-    failed.add(twin.sourceId);
+  try {
+    await Promise.all(twins.map(async (twin) => {
+      let outcome = outcomes.get(twin.path);
+      if (!outcome) {
+        outcome = makeTwin(twin, names.get(twin.sourceId) ?? 'features', { ...options, pool }, result);
+        outcomes.set(twin.path, outcome);
+      }
+      const reason = await outcome;
+      advance(++done);
+      if (reason !== null) failed.add(twin.sourceId);
+    }));
+  } finally {
+    await pool.close();
   }
+  // Twins finish in any order; what is said of them is not.
+  result.warnings.sort();
+  result.issues.sort((a, b) => (a.source < b.source ? -1 : a.source > b.source ? 1 : 0));
   if (failed.size > 0) {
     removeSources(model, failed);
     result.localFiles = localFiles.filter((local) => !failed.has(local.sourceId));
@@ -72,7 +79,7 @@ export async function makeTwins(model: CatalogModel, localFiles: LocalDataFile[]
 }
 
 /** Makes one twin when it is stale; resolves null when the twin is there, or with why it cannot be made. */
-async function makeTwin(twin: LocalDataFile, name: string, options: TwinStageOptions, result: TwinStageResult): Promise<string | null> {
+async function makeTwin(twin: LocalDataFile, name: string, options: TwinStageOptions & { pool: TwinPool }, result: TwinStageResult): Promise<string | null> {
   const source = join(options.dataDir, twin.twinOf!);
   const target = join(options.dataDir, twin.path);
   const stamp = twinStamp(await options.hashOf(source));
@@ -89,16 +96,15 @@ async function makeTwin(twin: LocalDataFile, name: string, options: TwinStageOpt
     });
     return 'taken';
   }
-  try {
-    await writePmTilesTwin({ instance: await options.instance(), source, target, stamp, name });
+  const outcome = await options.pool.make({ source, target, stamp, name }, (await stat(source)).size);
+  if (outcome.ok) {
     result.made++;
     return null;
-  } catch (error) {
-    const reason = (error as Error).message.split('\n')[0]!.replaceAll(source, twin.twinOf!);
-    // A file without geometry gets its own warning from the inspection, which names the way out.
-    if (!(error instanceof NoGeometryError)) result.warnings.push(`${twin.twinOf}: no PMTiles twin, as ${reason}`);
-    return reason;
   }
+  const reason = outcome.message.split('\n')[0]!.replaceAll(source, twin.twinOf!);
+  // A file without geometry gets its own warning from the inspection, which names the way out.
+  if (!outcome.noGeometry) result.warnings.push(`${twin.twinOf}: no PMTiles twin, as ${reason}`);
+  return reason;
 }
 
 /** The slug of each twin's file, which names the archive's layer. */
