@@ -27,6 +27,7 @@ import { benchStacBuild } from './stac-build-bench.ts';
 import { benchStacSearch } from './stac-search-bench.ts';
 import { benchStaticReads } from './static-bench.ts';
 import { benchStalls } from './stall-bench.ts';
+import { benchTwinPool } from './twin-pool-bench.ts';
 import { benchWktHilbert } from './wkt-hilbert-bench.ts';
 
 /** Shared state of one bench run: its scratch folder and the figures printed so far. */
@@ -68,10 +69,11 @@ const SECTIONS: Record<string, (bench: BenchContext) => Promise<void>> = {
   remote: benchRemoteSources,
   convert: benchConvert,
   wkt: benchWktHilbert,
+  twins: benchTwinPool,
 };
 
 /** Sections that read no tree of the build section: run alone, they do not pay for it. */
-const STANDALONE = new Set(['ci', 'remote', 'convert', 'wkt']);
+const STANDALONE = new Set(['ci', 'remote', 'convert', 'wkt', 'twins']);
 
 async function main(): Promise<void> {
   const wanted = process.argv.slice(2);

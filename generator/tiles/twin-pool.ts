@@ -81,7 +81,11 @@ export function createTwinPool(options: TwinPoolOptions = {}): TwinPool {
     const worker = new Worker(new URL('./twin-worker.ts', import.meta.url));
     worker.on('message', (outcome: TwinOutcome) => finish(worker, outcome, true));
     worker.on('error', (error) => finish(worker, { ok: false, message: `the tiler's thread failed: ${error.message}`, noGeometry: false }, false));
-    worker.on('exit', (code) => finish(worker, { ok: false, message: `the tiler's thread stopped (exit code ${code})`, noGeometry: false }, false));
+    worker.on('exit', (code) => {
+      const at = idle.indexOf(worker);
+      if (at >= 0) idle.splice(at, 1);
+      finish(worker, { ok: false, message: `the tiler's thread stopped (exit code ${code})`, noGeometry: false }, false);
+    });
     return worker;
   };
   const next = () => {
