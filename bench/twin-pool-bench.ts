@@ -47,8 +47,10 @@ async function runSide(side: Side, data: string, out: string): Promise<void> {
     const instance = await DuckDBInstance.create(':memory:', { threads: '2' });
     for (const job of jobs) await writePmTilesTwin({ instance, ...job });
   } else {
+    // Largest file first, as the build asks (generator/tiles/twins.ts).
+    const sized = jobs.map((job) => ({ job, size: statSync(job.source).size })).sort((a, b) => b.size - a.size);
     const pool = createTwinPool();
-    const outcomes = await Promise.all(jobs.map((job) => pool.make(job, statSync(job.source).size)));
+    const outcomes = await Promise.all(sized.map(({ job, size }) => pool.make(job, size)));
     await pool.close();
     const failed = outcomes.find((outcome) => !outcome.ok);
     if (failed && !failed.ok) throw new Error(failed.message);

@@ -11,7 +11,10 @@ import type { BuildIssue } from '../errors.ts';
 import type { LocalDataFile } from '../model/build-model.ts';
 import { createProgress, type ProgressReporter } from '../enrich/progress.ts';
 import { readTwinStamp, twinStamp } from './pmtiles-twin.ts';
-import { createTwinPool, type TwinPool } from './twin-pool.ts';
+import { createTwinPool, type TwinJob, type TwinOutcome } from './twin-pool.ts';
+
+/** Twins looked at (their file hashed, their archive's stamp read) at once. */
+const CHECK_CONCURRENCY = 8;
 
 /** What the twin stage needs. */
 export interface TwinStageOptions {
@@ -47,26 +50,41 @@ export async function makeTwins(model: CatalogModel, localFiles: LocalDataFile[]
   const result: TwinStageResult = { issues: [], warnings: [], made: 0, current: 0, localFiles };
   if (twins.length === 0) return result;
   const names = fileSlugs(model);
-  // Several sources may share one GeoParquet file (a synthetic catalog): its twin is made, or refused, once.
-  const outcomes = new Map<string, Promise<string | null>>();
   const advance = createProgress('making PMTiles twins', twins.length, options.progress);
-  const failed = new Set<number>();
+  // Several sources may share one GeoParquet file (a synthetic catalog): its twin is looked at, and made or
+  // refused, once. First every twin is checked; then the stale ones are made, the largest file first, so that
+  // the pool's threads end together rather than one waiting on the largest at the end.
+  const sharing = new Map<string, number>();
+  const unique: LocalDataFile[] = [];
+  for (const twin of twins) {
+    if (!sharing.has(twin.path)) unique.push(twin);
+    sharing.set(twin.path, (sharing.get(twin.path) ?? 0) + 1);
+  }
+  // Hashing reads each file whole: a few at a time, not every file of a large catalog at once.
+  const checked = new Map<string, TwinCheck>();
+  let nextCheck = 0;
+  await Promise.all(Array.from({ length: Math.min(CHECK_CONCURRENCY, unique.length) }, async () => {
+    while (nextCheck < unique.length) {
+      const twin = unique[nextCheck++]!;
+      checked.set(twin.path, await checkTwin(twin, names.get(twin.sourceId) ?? 'features', options, result));
+    }
+  }));
+  const stale = [...checked].flatMap(([path, check]) => (typeof check === 'object' && check !== null ? [{ path, ...check }] : []))
+    .sort((a, b) => b.size - a.size || (a.path < b.path ? -1 : 1));
+  const reasons = new Map<string, string | null>([...checked].flatMap(([path, check]) => (typeof check === 'object' && check !== null ? [] : [[path, check] as const])));
   const pool = createTwinPool(options.threads === undefined ? {} : { threads: options.threads });
-  let done = 0;
+  let done = [...reasons.keys()].reduce((sum, path) => sum + sharing.get(path)!, 0);
+  advance(done);
   try {
-    await Promise.all(twins.map(async (twin) => {
-      let outcome = outcomes.get(twin.path);
-      if (!outcome) {
-        outcome = makeTwin(twin, names.get(twin.sourceId) ?? 'features', { ...options, pool }, result);
-        outcomes.set(twin.path, outcome);
-      }
-      const reason = await outcome;
-      advance(++done);
-      if (reason !== null) failed.add(twin.sourceId);
+    await Promise.all(stale.map(async ({ path, twinOf, job, size }) => {
+      reasons.set(path, readOutcome(await pool.make(job, size), job.source, twinOf, result));
+      done += sharing.get(path)!;
+      advance(done);
     }));
   } finally {
     await pool.close();
   }
+  const failed = new Set(twins.filter((twin) => reasons.get(twin.path) !== null).map((twin) => twin.sourceId));
   // Twins finish in any order; what is said of them is not.
   result.warnings.sort();
   result.issues.sort((a, b) => (a.source < b.source ? -1 : a.source > b.source ? 1 : 0));
@@ -78,8 +96,11 @@ export async function makeTwins(model: CatalogModel, localFiles: LocalDataFile[]
   return result;
 }
 
-/** Makes one twin when it is stale; resolves null when the twin is there, or with why it cannot be made. */
-async function makeTwin(twin: LocalDataFile, name: string, options: TwinStageOptions & { pool: TwinPool }, result: TwinStageResult): Promise<string | null> {
+/** A twin that is current (null), cannot be made (why), or must be made: its job, and its file's size. */
+type TwinCheck = string | null | { job: TwinJob; size: number; twinOf: string };
+
+/** Looks at a twin: current when it carries its data's stamp; refused when its path holds a file geoshelf did not make. */
+async function checkTwin(twin: LocalDataFile, name: string, options: TwinStageOptions, result: TwinStageResult): Promise<TwinCheck> {
   const source = join(options.dataDir, twin.twinOf!);
   const target = join(options.dataDir, twin.path);
   const stamp = twinStamp(await options.hashOf(source));
@@ -96,14 +117,18 @@ async function makeTwin(twin: LocalDataFile, name: string, options: TwinStageOpt
     });
     return 'taken';
   }
-  const outcome = await options.pool.make({ source, target, stamp, name }, (await stat(source)).size);
+  return { job: { source, target, stamp, name }, size: (await stat(source)).size, twinOf: twin.twinOf! };
+}
+
+/** What a made twin's outcome says: null when it was written, else why not (and a warning, but for a file without geometry). */
+function readOutcome(outcome: TwinOutcome, source: string, twinOf: string, result: TwinStageResult): string | null {
   if (outcome.ok) {
     result.made++;
     return null;
   }
-  const reason = outcome.message.split('\n')[0]!.replaceAll(source, twin.twinOf!);
+  const reason = outcome.message.split('\n')[0]!.replaceAll(source, twinOf);
   // A file without geometry gets its own warning from the inspection, which names the way out.
-  if (!outcome.noGeometry) result.warnings.push(`${twin.twinOf}: no PMTiles twin, as ${reason}`);
+  if (!outcome.noGeometry) result.warnings.push(`${twinOf}: no PMTiles twin, as ${reason}`);
   return reason;
 }
 
