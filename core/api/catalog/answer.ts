@@ -51,17 +51,20 @@ export const CATALOG_RENDERERS: { [N in RenderedRoute['route']]: CatalogRoutePar
       list: () => [{ route: 'collections' }, { route: 'collections', params: { include: 'datasets' } }, { route: 'collections', params: { include: 'datasets,files' } }],
     },
   },
-  collection: { prebuilt: { scope: 'collection', list: listCollectionPages }, render: (context, route) => {
-    const entry = context.index.collections.get(route.slug);
-    if (!entry) return noCollection(context, route.slug);
-    const params = route.params ?? {};
-    const unknownKeys = [...(params.tag_filters?.keys() ?? [])].filter((key) => !Object.hasOwn(entry.tags, key));
-    if (unknownKeys.length > 0) {
-      const known = Object.keys(entry.tags);
-      return problem(context, 'invalid-parameter', `tag key ${unknownKeys.map((key) => `"${key.slice(0, 40)}"`).join(', ')} is not used in collection "${route.slug}"; its keys are ${known.length ? known.join(', ') : '(none)'}.`);
-    }
-    return ok(renderCollectionPage(entry, params, context));
-  } },
+  collection: {
+    render: (context, route) => {
+      const entry = context.index.collections.get(route.slug);
+      if (!entry) return noCollection(context, route.slug);
+      const params = route.params ?? {};
+      const unknownKeys = [...(params.tag_filters?.keys() ?? [])].filter((key) => !Object.hasOwn(entry.tags, key));
+      if (unknownKeys.length > 0) {
+        const known = Object.keys(entry.tags);
+        return problem(context, 'invalid-parameter', `tag key ${unknownKeys.map((key) => `"${key.slice(0, 40)}"`).join(', ')} is not used in collection "${route.slug}"; its keys are ${known.length ? known.join(', ') : '(none)'}.`);
+      }
+      return ok(renderCollectionPage(entry, params, context));
+    },
+    prebuilt: { scope: 'collection', list: listCollectionPages },
+  },
   tags: {
     render: (context, route) => {
       const entry = context.index.collections.get(route.collectionSlug);
@@ -92,14 +95,17 @@ export const CATALOG_RENDERERS: { [N in RenderedRoute['route']]: CatalogRoutePar
     },
     prebuilt: { scope: 'file', list: ({ collection, dataset, file }) => [{ route: 'file', collectionSlug: collection.slug, datasetSlug: dataset.slug, fileSlug: file.slug }] },
   },
-  schema: { prebuilt: { scope: 'file', list: listSchemaDocuments }, render: (context, route) => {
-    const found = lookupFile(context.index, route.collectionSlug, route.datasetSlug, route.fileSlug);
-    if (!found.ok) return problem(context, 'not-found', found.detail);
-    const params = route.params ?? {};
-    const body = renderSchemaResponse(found.collection, found.dataset, found.file, params, context);
-    if (!body) return problem(context, 'not-found', `File "${route.fileSlug}" has no version "${params.version}". The schema route without version lists its versions.`);
-    return ok(body);
-  } },
+  schema: {
+    render: (context, route) => {
+      const found = lookupFile(context.index, route.collectionSlug, route.datasetSlug, route.fileSlug);
+      if (!found.ok) return problem(context, 'not-found', found.detail);
+      const params = route.params ?? {};
+      const body = renderSchemaResponse(found.collection, found.dataset, found.file, params, context);
+      if (!body) return problem(context, 'not-found', `File "${route.fileSlug}" has no version "${params.version}". The schema route without version lists its versions.`);
+      return ok(body);
+    },
+    prebuilt: { scope: 'file', list: listSchemaDocuments },
+  },
   datasets: { render: (context) => ok(renderDatasetAggregate(context)), prebuilt: { scope: 'global', list: () => [{ route: 'datasets' }] } },
   'dataset-by-id': {
     render: (context, route) => {

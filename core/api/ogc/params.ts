@@ -44,14 +44,17 @@ export const DatetimeParam = z
   })
   .describe('Only features whose time column (the first DATE or TIMESTAMP column of the file) lies in this instant or interval: an RFC 3339 date-time, a date (its whole UTC day), or start/end with ".." (or nothing) for one open end, never both. On a collection without a time column no feature matches.');
 
-/** `limit`: page size, clamped to the maximum. */
-export const LimitParam = z
+/** A `limit` parameter: a page of `what`, `fallback` when omitted, a larger value served as `max`. */
+const pageLimit = (what: string, fallback: number, max: number) => z
   .int()
   .min(1)
-  .transform((limit) => Math.min(limit, MAX_FEATURE_LIMIT))
-  .default(DEFAULT_FEATURE_LIMIT)
-  .meta({ maximum: MAX_FEATURE_LIMIT })
-  .describe(`Features per page, ${DEFAULT_FEATURE_LIMIT} when omitted; a value above ${MAX_FEATURE_LIMIT} is served as ${MAX_FEATURE_LIMIT}.`);
+  .transform((limit) => Math.min(limit, max))
+  .default(fallback)
+  .meta({ maximum: max })
+  .describe(`${what} per page, ${fallback} when omitted; a value above ${max} is served as ${max}.`);
+
+/** `limit`: page size, clamped to the maximum. */
+export const LimitParam = pageLimit('Features', DEFAULT_FEATURE_LIMIT, MAX_FEATURE_LIMIT);
 
 /**
  * Collections per page of `/features/collections` when `limit` is not given: the whole list of any catalog up to
@@ -62,13 +65,7 @@ export const DEFAULT_COLLECTIONS_LIMIT = 1_000;
 export const MAX_COLLECTIONS_LIMIT = 10_000;
 
 /** `limit` of `/features/collections`: collections per page, clamped to the maximum. */
-export const CollectionsLimitParam = z
-  .int()
-  .min(1)
-  .transform((limit) => Math.min(limit, MAX_COLLECTIONS_LIMIT))
-  .default(DEFAULT_COLLECTIONS_LIMIT)
-  .meta({ maximum: MAX_COLLECTIONS_LIMIT })
-  .describe(`Collections per page, ${DEFAULT_COLLECTIONS_LIMIT} when omitted; a value above ${MAX_COLLECTIONS_LIMIT} is served as ${MAX_COLLECTIONS_LIMIT}.`);
+export const CollectionsLimitParam = pageLimit('Collections', DEFAULT_COLLECTIONS_LIMIT, MAX_COLLECTIONS_LIMIT);
 /** `offset` of `/features/collections`: where the page starts, as next and prev links write it. */
 export const CollectionsOffsetParam = z.int().min(0).default(0).describe('Collections to skip, as next and prev links write it; 0 when omitted.');
 
