@@ -9,8 +9,11 @@ import { chromium, type Browser } from 'playwright-core';
 const PACKAGE_JSON = fileURLToPath(new URL('../package.json', import.meta.resolve('@sparticuz/chromium')));
 const { version } = JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string };
 
-/** Where the Chromium of `@sparticuz/chromium` is unpacked, once per package version for every test run. */
-const UNPACK_DIR = join(tmpdir(), `geoshelf-chromium-${version}`);
+/**
+ * Where the Chromium of `@sparticuz/chromium` is unpacked, once per package version for every test run: in the
+ * system's temporary folder, not the run's (tests/setup/global-setup.ts).
+ */
+const UNPACK_DIR = join(process.env.GEOSHELF_SHARED_TMPDIR ?? tmpdir(), `geoshelf-chromium-${version}`);
 
 /**
  * Flags of the package we drop so the browser behaves as a person's would: `--disable-web-security` and
