@@ -28,6 +28,7 @@ import { benchStacSearch } from './stac-search-bench.ts';
 import { benchStaticReads } from './static-bench.ts';
 import { benchStalls } from './stall-bench.ts';
 import { benchTwinPool } from './twin-pool-bench.ts';
+import { benchTwinScale } from './twin-scale-bench.ts';
 import { benchWktHilbert } from './wkt-hilbert-bench.ts';
 
 /** Shared state of one bench run: its scratch folder and the figures printed so far. */
@@ -70,10 +71,11 @@ const SECTIONS: Record<string, (bench: BenchContext) => Promise<void>> = {
   convert: benchConvert,
   wkt: benchWktHilbert,
   twins: benchTwinPool,
+  'twin-scale': benchTwinScale,
 };
 
 /** Sections that read no tree of the build section: run alone, they do not pay for it. */
-const STANDALONE = new Set(['ci', 'remote', 'convert', 'wkt', 'twins']);
+const STANDALONE = new Set(['ci', 'remote', 'convert', 'wkt', 'twins', 'twin-scale']);
 
 async function main(): Promise<void> {
   const wanted = process.argv.slice(2);

@@ -1,4 +1,4 @@
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { encodeWkb } from '../core/geo/wkb.ts';
 import { createRandom } from './synthetic-catalog.ts';
 
@@ -32,12 +32,23 @@ export async function writeSyntheticPoints(path: string, rows: number, options: 
       appender.endRow();
     }
     appender.closeSync();
-    const geo = JSON.stringify({
-      version: '1.1.0',
-      primary_column: 'geometry',
-      columns: { geometry: { encoding: 'WKB', geometry_types: ['Point'], covering: { bbox: { xmin: ['bbox', 'xmin'], ymin: ['bbox', 'ymin'], xmax: ['bbox', 'xmax'], ymax: ['bbox', 'ymax'] } } } },
-    });
-    await connection.run(`COPY (
+    await copyPoints(connection, '(SELECT *, st_geomfromwkb(wkb) AS geometry FROM staging)', order, path);
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+/** The GeoParquet metadata of the synthetic points: WKB points with a bbox covering. */
+const POINTS_GEO = JSON.stringify({
+  version: '1.1.0',
+  primary_column: 'geometry',
+  columns: { geometry: { encoding: 'WKB', geometry_types: ['Point'], covering: { bbox: { xmin: ['bbox', 'xmin'], ymin: ['bbox', 'ymin'], xmax: ['bbox', 'xmax'], ymax: ['bbox', 'ymax'] } } } },
+});
+
+/** Writes the points of `relation` (id, category, score, x, y and a `geometry`) with their 10 columns to `path`. */
+async function copyPoints(connection: DuckDBConnection, relation: string, order: string, path: string): Promise<void> {
+  await connection.run(`COPY (
       SELECT id,
         category,
         (category * 37 + id % 11)::INTEGER AS rank,
@@ -48,10 +59,26 @@ export async function writeSyntheticPoints(path: string, rows: number, options: 
         CASE WHEN id % 6 = 0 THEN NULL ELSE 'zone ' || (category % 12)::VARCHAR END AS zone,
         id % 3 = 0 AS active,
         DATE '2020-01-01' + (id % 1461)::INTEGER AS surveyed_on,
-        st_geomfromwkb(wkb) AS geometry,
+        geometry,
         {'xmin': x, 'ymin': y, 'xmax': x, 'ymax': y} AS bbox
-      FROM staging ORDER BY ${order}
-    ) TO '${path.replaceAll("'", "''")}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880, GEOPARQUET_VERSION 'NONE', KV_METADATA {geo: '${geo}'})`);
+      FROM ${relation} ORDER BY ${order}
+    ) TO '${path.replaceAll("'", "''")}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880, GEOPARQUET_VERSION 'NONE', KV_METADATA {geo: '${POINTS_GEO}'})`);
+}
+
+/**
+ * The same columns as {@link writeSyntheticPoints}, for files too large to stage in memory (the 10M- and
+ * 100M-point twins of `npm run bench -- twin-scale`): the points are made in DuckDB from a seeded random
+ * sequence and streamed to the file in id order, never held whole.
+ */
+export async function writeSyntheticPointsInDuckDb(path: string, rows: number, seed = 0.3): Promise<void> {
+  const instance = await DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '1GB' });
+  const connection = await instance.connect();
+  try {
+    await connection.run(`SELECT setseed(${seed})`);
+    await connection.run(`CREATE VIEW points AS
+      SELECT id, category, score, x, y, ('POINT (' || x || ' ' || y || ')')::GEOMETRY AS geometry
+      FROM (SELECT range AS id, floor(random() * 50)::INTEGER AS category, random() * 1000 AS score, random() * 360 - 180 AS x, random() * 170 - 85 AS y FROM range(${rows}))`);
+    await copyPoints(connection, 'points', 'id', path);
   } finally {
     connection.closeSync();
     instance.closeSync();

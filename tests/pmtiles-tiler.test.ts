@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -8,6 +8,7 @@ import { PbfReader } from 'pbf';
 import { PMTiles } from 'pmtiles';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readTwinStamp, writePmTilesTwin, type TwinFacts } from '../generator/tiles/pmtiles-twin.ts';
+import { stageFeatures } from '../generator/tiles/twin-stage.ts';
 import { ROOT } from './helpers/catalog.ts';
 import { PmTilesFileSource } from '../runtime/pmtiles-file-source.ts';
 import { tileOf } from './helpers/pmtiles.ts';
@@ -134,6 +135,43 @@ describe('the PMTiles twin of a GeoParquet file', () => {
     const first = readFileSync(join(dir, 'cities.pmtiles'));
     await twin(CITIES, 'cities');
     expect(readFileSync(join(dir, 'cities.pmtiles')).equals(first)).toBe(true);
+  });
+
+  it('draws the same tiles from a file too large to keep in memory, read from disk once per zoom', async () => {
+    // A file whose features do not fit the cache is tiled from the staging database alone; the thinned tiles of
+    // the cities' low zooms and the countries' large polygons must come out as when the features are kept.
+    for (const [source, name] of [[CITIES, 'cities'], [COUNTRIES, 'countries']] as const) {
+      const streamed = join(dir, `${name}-streamed.pmtiles`);
+      await writePmTilesTwin({ instance, source, target: streamed, stamp: `stamp-of-${name}`, name, featureCacheBytes: 0 });
+      expect(readFileSync(streamed).equals(readFileSync(join(dir, `${name}.pmtiles`))), name).toBe(true);
+    }
+  });
+
+  it('stages every row of a file of more rows than DuckDB appends at once, kept in memory or not', async () => {
+    const source = join(dir, 'many.parquet');
+    const connection = await instance.connect();
+    await connection.run(`COPY (SELECT i AS id, ('POINT (' || (i % 360 - 180) || ' ' || (i % 170 - 85) || ')')::GEOMETRY AS geometry FROM range(250000) t(i)) TO '${source}' (FORMAT parquet)`);
+    connection.closeSync();
+    for (const cacheBytes of [0, 1024 ** 3]) {
+      const staged = await stageFeatures(instance, source, { cacheBytes });
+      try {
+        expect([staged.count, staged.cached]).toEqual([250_000, cacheBytes > 0]);
+        expect(staged.bounds).toEqual([-180, -85, 179, 84]);
+      } finally {
+        await staged.close();
+      }
+    }
+  });
+
+  it('leaves no staging database behind, made or failed', async () => {
+    const staging = () => readdirSync(tmpdir()).filter((name) => name.startsWith('geoshelf-twin-stage-'));
+    const before = staging();
+    await twin(CITIES, 'cities');
+    await expect(writePmTilesTwin({ instance, source: join(dir, 'absent.parquet'), target: join(dir, 'absent.pmtiles'), stamp: 'x', name: 'absent' })).rejects.toThrow();
+    writeFileSync(join(dir, 'not.parquet'), 'not a parquet file');
+    await expect(writePmTilesTwin({ instance, source: join(dir, 'not.parquet'), target: join(dir, 'not.pmtiles'), stamp: 'x', name: 'not' })).rejects.toThrow();
+    expect(staging()).toEqual(before);
+    expect(readdirSync(dir).filter((name) => name.startsWith('absent') || name.startsWith('not.pmtiles'))).toEqual([]);
   });
 
   it('tells its stamp, and no stamp for a missing or broken file', async () => {

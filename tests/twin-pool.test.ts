@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readTwinStamp } from '../generator/tiles/pmtiles-twin.ts';
-import { createTwinPool, TWIN_BYTES_PER_FILE_BYTE, type TwinJob } from '../generator/tiles/twin-pool.ts';
+import { createTwinPool, twinMemoryEstimate, type TwinJob } from '../generator/tiles/twin-pool.ts';
 import { makeTempDir } from './helpers/catalog.ts';
 import { sampleConfig } from './helpers/sample.ts';
 
@@ -36,7 +36,7 @@ describe('the twin pool', () => {
   it('makes a twin alone when two would pass the memory budget', async () => {
     const dir = await makeTempDir();
     const jobs = await Promise.all(SOURCES.map((name) => jobOf(dir, name)));
-    const pool = createTwinPool({ threads: 2, budgetBytes: Math.max(...jobs.map((job) => job.size)) * TWIN_BYTES_PER_FILE_BYTE * 1.5 });
+    const pool = createTwinPool({ threads: 2, budgetBytes: Math.max(...jobs.map((job) => twinMemoryEstimate(job.size))) * 1.5 });
     pools.push(pool);
     const outcomes = await Promise.all(jobs.map((job) => pool.make(job, job.size)));
     expect(outcomes.map((outcome) => outcome.ok)).toEqual([true, true]);

@@ -1,7 +1,8 @@
 /**
  * Worker threads that make PMTiles twins side by side (generator/tiles/twin-worker.ts), under a memory budget:
- * the tiler holds a file's features while it tiles it, so a twin is started only when the memory it is estimated
- * to take fits beside those running, and a twin too large for the budget runs alone.
+ * a twin is started only when the memory it is estimated to take fits beside those running, and a twin too
+ * large for the budget runs alone. A small file's twin takes memory in proportion to the file (its features are
+ * kept while it is tiled); a large one's is bounded (twin-stage.ts), whatever the file's size.
  */
 import { availableParallelism, totalmem } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -28,10 +29,21 @@ export interface TwinPoolOptions {
 
 /**
  * Memory a twin is taken to need per byte of its GeoParquet file, the most measured (one twin per process, peak
- * RSS less the process's start): 31 for 1M synthetic points (52.8 MB, 1.66 GB), 50 to 79 for the sample's
- * countries, land polygons and 135k cities (2.9 to 5.6 MB, 0.17 to 0.39 GB).
+ * RSS less the process's start) while the tiler kept every feature: 31 for 1M synthetic points (52.8 MB, 1.66
+ * GB), 50 to 79 for the sample's countries, land polygons and 135k cities (2.9 to 5.6 MB, 0.17 to 0.39 GB).
  */
 export const TWIN_BYTES_PER_FILE_BYTE = 80;
+
+/**
+ * The most a twin takes whatever its file's size: DuckDB's limit (TWIN_DUCKDB_MEMORY), the features kept
+ * (FEATURE_CACHE_BYTES), one tile and the thread; the peak RSS of the twins of 1M and 10M points is in BENCHMARKS.md.
+ */
+export const TWIN_MAX_BYTES = 1024 ** 3;
+
+/** The memory a twin of a GeoParquet file of `fileBytes` is taken to need. */
+export function twinMemoryEstimate(fileBytes: number): number {
+  return Math.min(fileBytes * TWIN_BYTES_PER_FILE_BYTE, TWIN_MAX_BYTES);
+}
 
 /** The default budget: a quarter of the machine's memory, at most 2 GiB. */
 export function defaultTwinBudget(): number {
@@ -103,7 +115,7 @@ export function createTwinPool(options: TwinPoolOptions = {}): TwinPool {
   return {
     make: (job, fileBytes) => new Promise((resolve) => {
       if (closed) return resolve({ ok: false, message: 'the build stopped before this twin', noGeometry: false });
-      waiting.push({ job, need: fileBytes * TWIN_BYTES_PER_FILE_BYTE, resolve });
+      waiting.push({ job, need: twinMemoryEstimate(fileBytes), resolve });
       next();
     }),
     close: async () => {

@@ -1,11 +1,12 @@
 /**
  * A thread that makes PMTiles twins (generator/tiles/twin-pool.ts): each message names one twin, each answer
- * says what was written or why not. The thread has its own DuckDB instance of one thread, so two twins made at
- * once use the two cores without their readers contending.
+ * says what was written or why not. The thread has its own DuckDB instance of one thread and a bounded memory
+ * (twinInstanceOptions), so two twins made at once use the two cores without their readers contending.
  */
 import { parentPort } from 'node:worker_threads';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { NoGeometryError, writePmTilesTwin } from './pmtiles-twin.ts';
+import { twinInstanceOptions } from './twin-stage.ts';
 import type { TwinJob, TwinOutcome } from './twin-pool.ts';
 
 const port = parentPort!;
@@ -14,7 +15,7 @@ let instance: Promise<DuckDBInstance> | undefined;
 port.on('message', async (job: TwinJob) => {
   let outcome: TwinOutcome;
   try {
-    instance ??= DuckDBInstance.create(':memory:', { threads: '1' });
+    instance ??= DuckDBInstance.create(':memory:', twinInstanceOptions());
     const facts = await writePmTilesTwin({ instance: await instance, ...job });
     outcome = { ok: true, facts };
   } catch (error) {
