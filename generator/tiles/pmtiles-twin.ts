@@ -12,10 +12,9 @@
  * zoom. The same file gives the same bytes.
  */
 import type { DuckDBInstance } from '@duckdb/node-api';
-import { encodeTile } from '../../core/geo/mvt.ts';
+import { DEFAULT_TILE_EXTENT, encodeTile } from '../../core/geo/mvt.ts';
 import { readPmTilesInfo } from '../../runtime/pmtiles-info.ts';
 import { writePmTiles, type PmTilesTile } from '../../runtime/pmtiles.ts';
-import { DEFAULT_TILE_EXTENT } from '../../core/geo/mvt.ts';
 import { FINEST_GRID_LEVEL, stageFeatures, type StagedFeatures, type StagedTile } from './twin-stage.ts';
 
 export { NoGeometryError } from './twin-stage.ts';
@@ -34,15 +33,6 @@ const ZOOM_CEILING = 14;
  * tile apart, four zooms further, a point drawn from the overzoomed tile is off by at most a 256-pixel tile's pixel.
  */
 const POINT_SPACING_UNITS = 256;
-
-/*
- * The finest thinning grid (FINEST_GRID_LEVEL, in twin-stage.ts) is 32 cells per tile side, a cell of 8 pixels
- * of a 256-pixel tile (16 of MapLibre's 512), about the width of a drawn point. A thinned tile keeps at most one
- * feature per cell however much room the size cap leaves: finer grids drew no more on screen and cost more to
- * draw. With 256 cells, the 1M-point twin's world view was four tiles of 4,096 points (340 KB each), and the
- * file page took 1.1–2.5 s to its first screen in headless Chromium on 2 cores, software-rendered; see
- * BENCHMARKS.md.
- */
 
 /** What making a twin did. */
 export interface TwinFacts {
