@@ -207,8 +207,6 @@ async function stageInto(stage: StageDatabase, source: string, folder: string, c
   await connection.run(`ATTACH ${quoteLiteral(join(folder, 'twin.duckdb'))} AS ${database}`);
   await connection.run(`USE ${database}`);
   for (const macro of SPREAD_MACROS) await connection.run(macro);
-  // One row per row of the file, in file order: the feature's index among those drawn, or NULL for a row
-  // without a geometry to draw, so that a positional join puts each box beside its row.
   // Values JavaScript would turn into the same numbers and text come out of DuckDB as such, which is cheaper
   // than its BigInts, decimals and dates (a large file's rows are read once per zoom).
   const columns = properties.map((column, index) => {
@@ -224,59 +222,63 @@ async function stageInto(stage: StageDatabase, source: string, folder: string, c
   };
   const fields = Object.fromEntries(properties.map((column) => [column.name, column.type === 'BOOLEAN' ? 'Boolean' : column.type === 'VARCHAR' || /^(DATE|TIMESTAMP)/.test(column.type) ? 'String' : 'Number'] as const));
 
-  // One row per row of the file, in file order: the feature's index among those drawn, or NULL for a row
-  // without a geometry to draw, so that a positional join can put each box beside its row.
-  await connection.run('CREATE TABLE boxes (i BIGINT, x0 DOUBLE, y0 DOUBLE, x1 DOUBLE, y1 DOUBLE, pos INTEGER)');
-  // The appender has a connection of its own: its flushes would end the file's stream on this one.
-  const writer = await instance.connect();
-  const appender = await writer.createAppender('boxes', 'main', database);
-  let rows = 0;
-  const bounds: [number, number, number, number] = [Infinity, Infinity, -Infinity, -Infinity];
   // Whether to keep the features is decided before reading them, from the file's footer: the geometry column's
   // bytes and a cost per row, so that a file too large to keep never has part of it read into memory.
   const [[wkbBytes, rowCount]] = (await connection.runAndReadAll(`
     SELECT coalesce(sum(total_uncompressed_size) FILTER (WHERE path_in_schema = ${quoteLiteral(geometry.name)}), 0), (SELECT count(*) FROM read_parquet(${file}))
     FROM parquet_metadata(${file})`)).getRows() as [[bigint, bigint]];
   const cached: TileFeature[] | undefined = Number(wkbBytes) + Number(rowCount) * (96 + 48 * properties.length) <= cacheBytes ? [] : undefined;
+
+  // One row per row of the file, in file order: the feature's index among those drawn, or NULL for a row
+  // without a geometry to draw, so that a positional join can put each box beside its row.
+  await connection.run('CREATE TABLE boxes (i BIGINT, x0 DOUBLE, y0 DOUBLE, x1 DOUBLE, y1 DOUBLE, pos INTEGER)');
+  // The appender has a connection of its own: its flushes would end the file's stream on this one.
+  const writer = await instance.connect();
+  const bounds: [number, number, number, number] = [Infinity, Infinity, -Infinity, -Infinity];
+  let rows = 0;
   let count = 0;
-  const reader = await connection.stream(`SELECT ${[`${wkb} AS g`, ...columns].join(', ')} FROM read_parquet(${file})`);
-  for (let chunk = await reader.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await reader.fetchChunk()) {
-    rows += chunk.rowCount;
+  try {
+    const appender = await writer.createAppender('boxes', 'main', database);
     // The properties are read here only to be kept.
-    const values = cached ? chunk.getColumns() : [chunk.getColumnValues(0)];
-    for (let row = 0; row < chunk.rowCount; row++) {
-      const blob = values[0]![row] as { bytes: Uint8Array } | null;
-      let box: [number, number, number, number] | null = null;
-      if (blob) {
-        try {
-          box = bboxOfGeometry(decodeWkb(blob.bytes));
-        } catch {
-          box = null;
+    const reader = await connection.stream(`SELECT ${[`${wkb} AS g`, ...(cached ? columns : [])].join(', ')} FROM read_parquet(${file})`);
+    for (let chunk = await reader.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await reader.fetchChunk()) {
+      rows += chunk.rowCount;
+      const values = chunk.getColumns();
+      for (let row = 0; row < chunk.rowCount; row++) {
+        const blob = values[0]![row] as { bytes: Uint8Array } | null;
+        let box: [number, number, number, number] | null = null;
+        if (blob) {
+          try {
+            box = bboxOfGeometry(decodeWkb(blob.bytes));
+          } catch {
+            box = null;
+          }
         }
-      }
-      if (!box || !box.every(Number.isFinite)) {
-        for (let column = 0; column < 6; column++) appender.appendNull();
+        if (!box || !box.every(Number.isFinite)) {
+          for (let column = 0; column < 6; column++) appender.appendNull();
+          appender.endRow();
+          continue;
+        }
+        const [west, south, east, north] = box;
+        bounds[0] = Math.min(bounds[0], west);
+        bounds[1] = Math.min(bounds[1], south);
+        bounds[2] = Math.max(bounds[2], east);
+        bounds[3] = Math.max(bounds[3], north);
+        appender.appendBigInt(BigInt(count++));
+        appender.appendDouble(mercatorX(west));
+        appender.appendDouble(mercatorY(north));
+        appender.appendDouble(mercatorX(east));
+        appender.appendDouble(mercatorY(south));
+        // Points are a position each; a line or polygon about one per 16 WKB bytes (two doubles).
+        appender.appendInteger(Math.max(1, Math.floor((blob!.bytes.length - 9) / 16)));
         appender.endRow();
-        continue;
+        cached?.push(toFeature(values, row, 0));
       }
-      const [west, south, east, north] = box;
-      bounds[0] = Math.min(bounds[0], west);
-      bounds[1] = Math.min(bounds[1], south);
-      bounds[2] = Math.max(bounds[2], east);
-      bounds[3] = Math.max(bounds[3], north);
-      appender.appendBigInt(BigInt(count++));
-      appender.appendDouble(mercatorX(west));
-      appender.appendDouble(mercatorY(north));
-      appender.appendDouble(mercatorX(east));
-      appender.appendDouble(mercatorY(south));
-      // Points are a position each; a line or polygon about one per 16 WKB bytes (two doubles).
-      appender.appendInteger(Math.max(1, Math.floor((blob!.bytes.length - 9) / 16)));
-      appender.endRow();
-      cached?.push(toFeature(values, row, 0));
     }
+    appender.closeSync();
+  } finally {
+    writer.closeSync();
   }
-  appender.closeSync();
-  writer.closeSync();
   if (BigInt(rows) !== rowCount) throw new Error(`the file's rows were read only in part (${rows} of ${rowCount})`);
   // Kept in memory, the features need only their boxes here; otherwise each box goes beside its row.
   await connection.run(cached
