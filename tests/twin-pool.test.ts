@@ -33,6 +33,18 @@ describe('the twin pool', () => {
     for (const job of jobs) expect((await readFile(job.target)).equals(await readFile(job.made))).toBe(true);
   });
 
+  it('tells how far a twin is, zoom by zoom, before it answers', async () => {
+    const dir = await makeTempDir();
+    const pool = createTwinPool({ threads: 1 });
+    pools.push(pool);
+    const job = await jobOf(dir, 'countries/2.0.2/countries-50m');
+    const heard: number[] = [];
+    const outcome = await pool.make(job, job.size, (fraction) => heard.push(fraction));
+    expect(outcome.ok).toBe(true);
+    // countries-50m goes to zoom 2: three zooms, a third each.
+    expect(heard).toEqual([1 / 3, 2 / 3, 1]);
+  });
+
   it('makes a twin alone when two would pass the memory budget', async () => {
     const dir = await makeTempDir();
     const jobs = await Promise.all(SOURCES.map((name) => jobOf(dir, name)));

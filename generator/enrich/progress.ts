@@ -18,10 +18,13 @@ export function createProgress(label: string, total: number, report: ProgressRep
   };
 }
 
-/** Writes progress on one terminal line, rewritten in place; nothing when output is not a terminal. */
+/**
+ * Writes progress on one terminal line, rewritten in place; nothing when output is not a terminal. Items part
+ * done (a stage may count them so) show in the percentage, not in the count of items done.
+ */
 export function createTerminalProgress(stream: NodeJS.WriteStream): ProgressReporter {
   return (label, done, total, secondsLeft) => {
     const eta = secondsLeft === undefined ? '' : `, about ${Math.ceil(secondsLeft)} s left`;
-    stream.write(`\r\x1b[K  ${label}: ${done} of ${total} (${Math.round((done / total) * 100)}%)${eta}${done === total ? '\n' : ''}`);
+    stream.write(`\r\x1b[K  ${label}: ${Math.floor(done)} of ${total} (${Math.floor((done / total) * 100)}%)${eta}${done === total ? '\n' : ''}`);
   };
 }

@@ -19,6 +19,11 @@ export interface TwinJob {
 /** What a thread answers: the twin's facts, or the first line of why it could not be made. */
 export type TwinOutcome = { ok: true; facts: TwinFacts } | { ok: false; message: string; noGeometry: boolean };
 
+/** What a thread says while it makes a twin: zooms made of the zooms it will make. */
+export interface TwinProgress {
+  zooms: [done: number, total: number];
+}
+
 /** Options of {@link createTwinPool}. */
 export interface TwinPoolOptions {
   /** Threads at most; by default the machine's cores, at most 4. */
@@ -52,8 +57,8 @@ export function defaultTwinBudget(): number {
 
 /** A pool of twin threads; `close` ends them. */
 export interface TwinPool {
-  /** Makes one twin, once the budget has room for `fileBytes` of GeoParquet. */
-  make: (job: TwinJob, fileBytes: number) => Promise<TwinOutcome>;
+  /** Makes one twin, once the budget has room for `fileBytes` of GeoParquet; `progress` hears of each zoom made. */
+  make: (job: TwinJob, fileBytes: number, progress?: (fraction: number) => void) => Promise<TwinOutcome>;
   close: () => Promise<void>;
   /** The most twins made at once so far. */
   readonly peak: number;
@@ -63,6 +68,7 @@ interface Waiting {
   job: TwinJob;
   need: number;
   resolve: (outcome: TwinOutcome) => void;
+  progress?: (fraction: number) => void;
 }
 
 /**
@@ -91,7 +97,10 @@ export function createTwinPool(options: TwinPoolOptions = {}): TwinPool {
   };
   const spawn = () => {
     const worker = new Worker(new URL('./twin-worker.ts', import.meta.url));
-    worker.on('message', (outcome: TwinOutcome) => finish(worker, outcome, true));
+    worker.on('message', (message: TwinOutcome | TwinProgress) => {
+      if ('zooms' in message) busy.get(worker)?.progress?.(message.zooms[0] / message.zooms[1]);
+      else finish(worker, message, true);
+    });
     worker.on('error', (error) => finish(worker, { ok: false, message: `the tiler's thread failed: ${error.message}`, noGeometry: false }, false));
     worker.on('exit', (code) => {
       const at = idle.indexOf(worker);
@@ -113,9 +122,9 @@ export function createTwinPool(options: TwinPoolOptions = {}): TwinPool {
     }
   };
   return {
-    make: (job, fileBytes) => new Promise((resolve) => {
+    make: (job, fileBytes, progress) => new Promise((resolve) => {
       if (closed) return resolve({ ok: false, message: 'the build stopped before this twin', noGeometry: false });
-      waiting.push({ job, need: twinMemoryEstimate(fileBytes), resolve });
+      waiting.push({ job, need: twinMemoryEstimate(fileBytes), resolve, ...(progress ? { progress } : {}) });
       next();
     }),
     close: async () => {

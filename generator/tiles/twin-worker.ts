@@ -7,7 +7,7 @@ import { parentPort } from 'node:worker_threads';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { NoGeometryError, writePmTilesTwin } from './pmtiles-twin.ts';
 import { twinInstanceOptions } from './twin-stage.ts';
-import type { TwinJob, TwinOutcome } from './twin-pool.ts';
+import type { TwinJob, TwinOutcome, TwinProgress } from './twin-pool.ts';
 
 const port = parentPort!;
 let instance: Promise<DuckDBInstance> | undefined;
@@ -16,7 +16,8 @@ port.on('message', async (job: TwinJob) => {
   let outcome: TwinOutcome;
   try {
     instance ??= DuckDBInstance.create(':memory:', twinInstanceOptions());
-    const facts = await writePmTilesTwin({ instance: await instance, ...job });
+    // Each zoom made is reported, so that a large file's twin shows its progress.
+    const facts = await writePmTilesTwin({ instance: await instance, ...job, progress: (done, total) => port.postMessage({ zooms: [done, total] } satisfies TwinProgress) });
     outcome = { ok: true, facts };
   } catch (error) {
     outcome = { ok: false, message: (error as Error).message, noGeometry: error instanceof NoGeometryError };

@@ -75,11 +75,19 @@ export async function makeTwins(model: CatalogModel, localFiles: LocalDataFile[]
   const pool = createTwinPool(options.threads === undefined ? {} : { threads: options.threads });
   let done = [...reasons.keys()].reduce((sum, path) => sum + sharing.get(path)!, 0);
   advance(done);
+  // Twins being made count by the share of their zooms made, so a large file's twin shows it moving.
+  const making = new Map<string, number>();
+  const partly = () => [...making].reduce((sum, [path, fraction]) => sum + fraction * sharing.get(path)!, 0);
   try {
     await Promise.all(stale.map(async ({ path, twinOf, job, size }) => {
-      reasons.set(path, readOutcome(await pool.make(job, size), job.source, twinOf, result));
+      const outcome = await pool.make(job, size, (fraction) => {
+        making.set(path, fraction);
+        advance(done + partly());
+      });
+      making.delete(path);
+      reasons.set(path, readOutcome(outcome, job.source, twinOf, result));
       done += sharing.get(path)!;
-      advance(done);
+      advance(done + partly());
     }));
   } finally {
     await pool.close();
