@@ -1,4 +1,5 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -172,6 +173,22 @@ describe('the PMTiles twin of a GeoParquet file', () => {
     await expect(writePmTilesTwin({ instance, source: join(dir, 'not.parquet'), target: join(dir, 'not.pmtiles'), stamp: 'x', name: 'not' })).rejects.toThrow();
     expect(staging()).toEqual(before);
     expect(readdirSync(dir).filter((name) => name.startsWith('absent') || name.startsWith('not.pmtiles'))).toEqual([]);
+  });
+
+  it('removes what a stopped build left in the temporary folder, and nothing of a running one', async () => {
+    // A process that has ended stands for a build killed while making a twin.
+    const gone = spawnSync(process.execPath, ['-e', 'process.pid']).pid!;
+    const orphans = [`geoshelf-twin-stage-${gone}-abc123`, `geoshelf-twin-spill-${gone}-0`];
+    const alive = `geoshelf-twin-stage-${process.pid}-def456`;
+    for (const name of [...orphans, alive]) {
+      mkdirSync(join(tmpdir(), name));
+      writeFileSync(join(tmpdir(), name, 'twin.duckdb'), 'left behind');
+    }
+    await twin(CITIES, 'cities');
+    const left = readdirSync(tmpdir());
+    expect(orphans.filter((name) => left.includes(name))).toEqual([]);
+    expect(left).toContain(alive);
+    rmSync(join(tmpdir(), alive), { recursive: true });
   });
 
   it('tells its stamp, and no stamp for a missing or broken file', async () => {

@@ -9,7 +9,7 @@
  * will keep them all, or only the first feature (in file order) of each cell of the finest thinning grid where
  * it will be thinned. DuckDB sorts, groups and joins out of core, so the memory does not grow with the file.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
@@ -157,6 +157,29 @@ const SPREAD_MACROS = [
   'CREATE OR REPLACE TEMP MACRO spread(v) AS (spread3(v) | (spread3(v) << 1)) & 1431655765',
 ];
 
+/**
+ * Removes the staging and spill folders of processes that are gone: a build stopped while making a twin (killed,
+ * say) leaves its staging database, as large as the file or more, in the temporary folder.
+ */
+async function removeOrphans(): Promise<void> {
+  const names = await readdir(tmpdir()).catch(() => [] as string[]);
+  await Promise.all(names.map(async (name) => {
+    const pid = /^geoshelf-twin-(?:stage|spill)-(\d+)-/.exec(name)?.[1];
+    if (!pid || isRunning(Number(pid))) return;
+    await rm(join(tmpdir(), name), { recursive: true, force: true });
+  }));
+}
+
+/** Whether a process of this id exists (one of another user's counts too). */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** Stages made so far in this thread, for their databases' names. */
 let staged = 0;
 
@@ -172,7 +195,8 @@ interface StageDatabase {
  * scalar columns. Throws {@link NoGeometryError} without a geometry column, and an error for another CRS.
  */
 export async function stageFeatures(instance: DuckDBInstance, source: string, options: StageOptions = {}): Promise<StagedFeatures> {
-  const folder = await mkdtemp(join(tmpdir(), 'geoshelf-twin-stage-'));
+  await removeOrphans();
+  const folder = await mkdtemp(join(tmpdir(), `geoshelf-twin-stage-${process.pid}-`));
   const connection = await instance.connect();
   // Attached databases are seen by every connection of the instance: each stage has a name of its own.
   const database = `twin_${++staged}`;
