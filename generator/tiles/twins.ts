@@ -81,6 +81,8 @@ export async function makeTwins(model: CatalogModel, localFiles: LocalDataFile[]
   try {
     await Promise.all(stale.map(async ({ path, twinOf, job, size }) => {
       const outcome = await pool.make(job, size, (fraction) => {
+        // The last zoom is counted when the twin's answer comes, so the line ends once.
+        if (fraction >= 1) return;
         making.set(path, fraction);
         advance(done + partly());
       });
