@@ -317,14 +317,13 @@ async function stageInto(stage: StageDatabase, source: string, folder: string, c
     const values = result.getColumns();
     return Array.from({ length: result.currentRowCount }, (_, row) => toFeature(values, row, 0));
   };
-  const kept = cached;
 
   return {
     count,
     bounds,
     fields,
-    cached: kept !== undefined,
-    first: async (limit) => kept?.slice(0, limit) ?? readFeatures(limit),
+    cached: cached !== undefined,
+    first: async (limit) => cached?.slice(0, limit) ?? readFeatures(limit),
     sampledShapes: async (step) => {
       const rows = (await connection.runAndReadAll(`SELECT x0, y0, x1, y1, pos FROM features WHERE i % ${step} = 0 AND pos >= 2 ORDER BY i`)).getRows();
       return rows.map(([x0, y0, x1, y1, pos]) => ({ box: [x0, y0, x1, y1] as [number, number, number, number], positions: pos as number }));
@@ -345,7 +344,7 @@ async function stageInto(stage: StageDatabase, source: string, folder: string, c
       const [row] = (await connection.runAndReadAll(`SELECT max(features) FROM (SELECT key, count(*) AS features FROM (${tilesOfFeatures(z)}) GROUP BY key)`)).getRows();
       return Number(row?.[0] ?? 0);
     },
-    tiles: (z, fullLimit) => tilesOfZoom(stage, z, fullLimit, kept ? { columns: 'chosen.i', feature: (values, row) => kept[Number(values[4]![row])]! } : { columns: featureColumns, feature: toFeature }),
+    tiles: (z, fullLimit) => tilesOfZoom(stage, z, fullLimit, cached ? { columns: 'chosen.i', joinsFeatures: false, feature: (values, row) => cached[Number(values[4]![row])]! } : { columns: featureColumns, joinsFeatures: true, feature: toFeature }),
     close,
   };
 }
@@ -353,6 +352,8 @@ async function stageInto(stage: StageDatabase, source: string, folder: string, c
 /** How a tile's features come out: the columns read after the tile's own, and the feature made of them. */
 interface FeatureReader {
   columns: string;
+  /** Whether the columns come from the staged features, joined by `i` (not when the features are kept in memory). */
+  joinsFeatures: boolean;
   feature: (values: DuckDBValue[][], row: number, offset: number) => TileFeature;
 }
 
@@ -366,20 +367,23 @@ async function* tilesOfZoom({ instance, connection, database }: StageDatabase, z
   // The tile ids (a Hilbert curve per zoom) are computed here, for the occupied tiles only, and joined back.
   await connection.run('CREATE OR REPLACE TABLE tiles (key BIGINT, id BIGINT, features BIGINT)');
   const writer = await instance.connect();
-  const appender = await writer.createAppender('tiles', 'main', database);
-  const counts = await connection.stream('SELECT key, count(*) FROM placed GROUP BY key');
-  for (let chunk = await counts.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await counts.fetchChunk()) {
-    const [keys, features] = chunk.getColumns() as [bigint[], bigint[]];
-    keys.forEach((key, row) => {
-      const k = Number(key);
-      appender.appendBigInt(key);
-      appender.appendBigInt(BigInt(zxyToTileId(z, Math.floor(k / n), k % n)));
-      appender.appendBigInt(features[row]!);
-      appender.endRow();
-    });
+  try {
+    const appender = await writer.createAppender('tiles', 'main', database);
+    const counts = await connection.stream('SELECT key, count(*) FROM placed GROUP BY key');
+    for (let chunk = await counts.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await counts.fetchChunk()) {
+      const [keys, features] = chunk.getColumns() as [bigint[], bigint[]];
+      keys.forEach((key, row) => {
+        const k = Number(key);
+        appender.appendBigInt(key);
+        appender.appendBigInt(BigInt(zxyToTileId(z, Math.floor(k / n), k % n)));
+        appender.appendBigInt(features[row]!);
+        appender.endRow();
+      });
+    }
+    appender.closeSync();
+  } finally {
+    writer.closeSync();
   }
-  appender.closeSync();
-  writer.closeSync();
   const rows = await connection.stream(`
     WITH chosen AS (
       SELECT placed.key, placed.i, placed.cell FROM placed JOIN tiles USING (key) WHERE tiles.features <= ${fullLimit}
@@ -387,7 +391,7 @@ async function* tilesOfZoom({ instance, connection, database }: StageDatabase, z
       SELECT placed.key, min(placed.i), placed.cell FROM placed JOIN tiles USING (key) WHERE tiles.features > ${fullLimit} GROUP BY placed.key, placed.cell
     )
     SELECT tiles.id, tiles.key, tiles.features, chosen.cell, ${reader.columns}
-    FROM chosen JOIN tiles USING (key)${reader.columns === 'chosen.i' ? '' : ' JOIN features USING (i)'}
+    FROM chosen JOIN tiles USING (key)${reader.joinsFeatures ? ' JOIN features USING (i)' : ''}
     ORDER BY tiles.id, chosen.i`);
   let current: StagedTile | undefined;
   let currentId = -1n;
