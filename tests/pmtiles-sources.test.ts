@@ -1,8 +1,8 @@
-import { copyFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { VectorTile } from '@mapbox/vector-tile';
 import { PbfReader } from 'pbf';
 import { PMTiles } from 'pmtiles';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { encodeTile } from '../core/geo/mvt.ts';
 import { writePmTiles } from '../runtime/pmtiles.ts';
@@ -119,6 +119,26 @@ describe('the PMTiles twin of a GeoParquet source', () => {
     expect((await stat(twin)).mtimeMs).toBeGreaterThan(first.mtimeMs);
     // The United States' capitals lie west of 60°W, the world's reached 170°E.
     expect(tiles.source_metadata.bounds[2]).toBeLessThan(-60);
+  });
+
+  it('names its layer after its file, so another catalog over the same data folder finds it current; a twin named otherwise is made again', async () => {
+    const { config, parquet, twin } = await twinCatalog();
+    const layerOf = async (path: string) => ((await new PMTiles(new PmTilesFileSource(path)).getMetadata()) as { vector_layers: { id: string }[] }).vector_layers[0]!.id;
+    const records = join(config.catalogDir, 'datasets/places.yaml');
+    await writeFile(records, (await readFile(records, 'utf8')).replace('slug: capitals', 'slug: world-capitals'));
+    await buildCatalog({ config });
+    expect(await layerOf(twin)).toBe('capitals');
+    const made = await stat(twin);
+    // Another catalog calling the same file something else: the archive is already what it would make.
+    await writeFile(records, (await readFile(records, 'utf8')).replace('slug: world-capitals', 'slug: seats-of-government'));
+    await buildCatalog({ config });
+    expect([(await stat(twin)).ino, (await stat(twin)).mtimeMs]).toEqual([made.ino, made.mtimeMs]);
+    // Both files moved to a new name by hand: the twin's stamp still matches its data, but its layer is not the file's.
+    await rename(parquet, join(dirname(parquet), 'capitals-2024.parquet'));
+    await rename(twin, join(dirname(twin), 'capitals-2024.pmtiles'));
+    await writeFile(records, (await readFile(records, 'utf8')).replace('places/capitals.parquet', 'places/capitals-2024.parquet'));
+    await buildCatalog({ config });
+    expect(await layerOf(join(dirname(twin), 'capitals-2024.pmtiles'))).toBe('capitals-2024');
   });
 
   it('never overwrites a file it did not make: the build fails with TwinPathTaken and leaves dist/ as it was', async () => {

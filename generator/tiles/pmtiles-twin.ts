@@ -189,8 +189,15 @@ export async function writePmTilesTwin(options: TwinOptions): Promise<TwinFacts>
 
 /** The stamp recorded in an existing twin, or null when the file is missing, unreadable or not a twin. */
 export async function readTwinStamp(target: string): Promise<string | null> {
+  return (await readTwinMark(target))?.stamp ?? null;
+}
+
+/** The stamp and the layer's name recorded in an existing twin; null when the file is missing, unreadable or not a twin. */
+export async function readTwinMark(target: string): Promise<{ stamp: string; layer: unknown } | null> {
   try {
-    return stampOf((await readPmTilesInfo(target)).metadata);
+    const { metadata } = await readPmTilesInfo(target);
+    const stamp = stampOf(metadata);
+    return stamp === null ? null : { stamp, layer: (metadata.vector_layers as { id?: unknown }[] | undefined)?.[0]?.id };
   } catch {
     return null;
   }

@@ -3,14 +3,18 @@
  * `addTwins`), the archive beside its GeoParquet file is made, unless it already carries the stamp of the same
  * data and tiler. A twin is made again only when its GeoParquet file's bytes or the tiler change, so an
  * unchanged catalog rebuilds without reading any data for them.
+ *
+ * A twin's one layer is named after its file (`x.parquet` → layer `x`), not after what a catalog calls the file:
+ * the archive is then the same whichever catalog makes it, so catalogs that share a data folder (a bench's
+ * synthetic catalog over the sample's files) or a CI cache of twins never hand one catalog another's layer name.
  */
 import { access, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { CatalogModel, FileModel } from '../../core/model.ts';
 import type { BuildIssue } from '../errors.ts';
 import type { LocalDataFile } from '../model/build-model.ts';
 import { createProgress, type ProgressReporter } from '../enrich/progress.ts';
-import { readTwinStamp, twinStamp } from './pmtiles-twin.ts';
+import { readTwinMark, twinStamp } from './pmtiles-twin.ts';
 import { createTwinPool, type TwinJob, type TwinOutcome } from './twin-pool.ts';
 
 /** Twins looked at (their file hashed, their archive's stamp read) at once. */
@@ -49,7 +53,6 @@ export async function makeTwins(model: CatalogModel, localFiles: LocalDataFile[]
   const twins = localFiles.filter((local) => local.twinOf !== undefined);
   const result: TwinStageResult = { issues: [], warnings: [], made: 0, current: 0, localFiles };
   if (twins.length === 0) return result;
-  const names = fileSlugs(model);
   const advance = createProgress('making PMTiles twins', twins.length, options.progress);
   // Several sources may share one GeoParquet file (a synthetic catalog): its twin is looked at, and made or
   // refused, once. First every twin is checked; then the stale ones are made, the largest file first, so that
@@ -66,7 +69,7 @@ export async function makeTwins(model: CatalogModel, localFiles: LocalDataFile[]
   await Promise.all(Array.from({ length: Math.min(CHECK_CONCURRENCY, unique.length) }, async () => {
     while (nextCheck < unique.length) {
       const twin = unique[nextCheck++]!;
-      checked.set(twin.path, await checkTwin(twin, names.get(twin.sourceId) ?? 'features', options, result));
+      checked.set(twin.path, await checkTwin(twin, options, result));
     }
   }));
   const stale = [...checked].flatMap(([path, check]) => (typeof check === 'object' && check !== null ? [{ path, ...check }] : []))
@@ -109,13 +112,17 @@ export async function makeTwins(model: CatalogModel, localFiles: LocalDataFile[]
 /** A twin that is current (null), cannot be made (why), or must be made: its job, and its file's size. */
 type TwinCheck = string | null | { job: TwinJob; size: number; twinOf: string };
 
-/** Looks at a twin: current when it carries its data's stamp; refused when its path holds a file geoshelf did not make. */
-async function checkTwin(twin: LocalDataFile, name: string, options: TwinStageOptions, result: TwinStageResult): Promise<TwinCheck> {
+/**
+ * Looks at a twin: current when it carries its data's stamp and its file's name; refused when its path holds a
+ * file geoshelf did not make.
+ */
+async function checkTwin(twin: LocalDataFile, options: TwinStageOptions, result: TwinStageResult): Promise<TwinCheck> {
   const source = join(options.dataDir, twin.twinOf!);
   const target = join(options.dataDir, twin.path);
+  const name = basename(twin.path).replace(/\.pmtiles$/, '');
   const stamp = twinStamp(await options.hashOf(source));
-  const current = await readTwinStamp(target);
-  if (current === stamp) {
+  const current = await readTwinMark(target);
+  if (current?.stamp === stamp && current.layer === name) {
     result.current++;
     return null;
   }
@@ -140,15 +147,6 @@ function readOutcome(outcome: TwinOutcome, source: string, twinOf: string, resul
   // A file without geometry gets its own warning from the inspection, which names the way out.
   if (!outcome.noGeometry) result.warnings.push(`${twinOf}: no PMTiles twin, as ${reason}`);
   return reason;
-}
-
-/** The slug of each twin's file, which names the archive's layer. */
-function fileSlugs(model: CatalogModel): Map<number, string> {
-  const names = new Map<number, string>();
-  forEachFile(model, (file) => {
-    for (const link of file.formats) for (const source of link.sources) names.set(source.id, file.slug);
-  });
-  return names;
 }
 
 /** Takes sources out of the model, and a format link left with none. */
