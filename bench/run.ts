@@ -8,6 +8,7 @@ import { benchCiRebuild } from './ci-bench.ts';
 import { benchLoadWhileBuilding } from './build-load-bench.ts';
 import { benchCompression } from './compression-bench.ts';
 import { benchEnrichment } from './enrich-bench.ts';
+import { benchEnrichScale } from './enrich-scale-bench.ts';
 import { benchLighthouse } from './lighthouse-bench.ts';
 import { benchListings } from './listing-bench.ts';
 import { benchPmTiles } from './pmtiles-bench.ts';
@@ -72,10 +73,11 @@ const SECTIONS: Record<string, (bench: BenchContext) => Promise<void>> = {
   wkt: benchWktHilbert,
   twins: benchTwinPool,
   'twin-scale': benchTwinScale,
+  'enrich-scale': benchEnrichScale,
 };
 
 /** Sections that read no tree of the build section: run alone, they do not pay for it. */
-const STANDALONE = new Set(['ci', 'remote', 'convert', 'wkt', 'twins', 'twin-scale']);
+const STANDALONE = new Set(['ci', 'remote', 'convert', 'wkt', 'twins', 'twin-scale', 'enrich-scale']);
 
 async function main(): Promise<void> {
   const wanted = process.argv.slice(2);

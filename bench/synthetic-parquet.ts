@@ -1,3 +1,5 @@
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { encodeWkb } from '../core/geo/wkb.ts';
 import { createRandom } from './synthetic-catalog.ts';
@@ -71,7 +73,9 @@ async function copyPoints(connection: DuckDBConnection, relation: string, order:
  * sequence and streamed to the file in id order, never held whole.
  */
 export async function writeSyntheticPointsInDuckDb(path: string, rows: number, seed = 0.3): Promise<void> {
-  const instance = await DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '1GB' });
+  // Sorting by id spills (about 15 GB for 100M points): beside the file, not in the working folder.
+  const spill = `${path}.spill`;
+  const instance = await DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '1GB', temp_directory: spill });
   const connection = await instance.connect();
   try {
     await connection.run(`SELECT setseed(${seed})`);
@@ -82,7 +86,23 @@ export async function writeSyntheticPointsInDuckDb(path: string, rows: number, s
   } finally {
     connection.closeSync();
     instance.closeSync();
+    rmSync(spill, { recursive: true, force: true });
   }
+}
+
+/**
+ * The cached file of `points` synthetic points for the benches of large files (`twin-scale`, `enrich-scale`),
+ * made first if missing, in bench/.work/scale-files (named by size and generator version).
+ */
+export async function cachedPointsFile(repo: string, points: number): Promise<string> {
+  const folder = join(repo, 'bench', '.work', 'scale-files');
+  const path = join(folder, `points-${points}-v1.parquet`);
+  if (!existsSync(path)) {
+    mkdirSync(folder, { recursive: true });
+    await writeSyntheticPointsInDuckDb(`${path}.partial`, points);
+    renameSync(`${path}.partial`, path);
+  }
+  return path;
 }
 
 function sqlList(values: string[]): string {

@@ -4,12 +4,12 @@
  * made in a process of its own as a build's twin thread makes it (bench/twin-child.ts: one DuckDB thread, the
  * twin instance's memory limit), for its peak RSS, its time and its features per minute of processor time. The
  * files have the ten columns of the other point benches, in random order, and are made once into
- * bench/.work/twin-scale (their size is printed).
+ * bench/.work/scale-files (their size is printed).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeSyntheticPointsInDuckDb } from './synthetic-parquet.ts';
+import { cachedPointsFile } from './synthetic-parquet.ts';
 import type { BenchContext } from './run.ts';
 
 const ROUNDS = 3;
@@ -25,23 +25,11 @@ interface ChildResult {
   bytes: number;
 }
 
-/** The cached file of `points` synthetic points, made first if missing (named by size and generator version). */
-async function pointsFile(repo: string, points: number): Promise<string> {
-  const folder = join(repo, 'bench', '.work', 'twin-scale');
-  const path = join(folder, `points-${points}-v1.parquet`);
-  if (!existsSync(path)) {
-    mkdirSync(folder, { recursive: true });
-    await writeSyntheticPointsInDuckDb(`${path}.partial`, points);
-    renameSync(`${path}.partial`, path);
-  }
-  return path;
-}
-
 export async function benchTwinScale(bench: Pick<BenchContext, 'repo' | 'root' | 'section' | 'report'>): Promise<void> {
   bench.section('PMTiles twins of 1M to 100M points, each in a process of its own');
   const sizes = [1_000_000, 10_000_000, ...(process.env.BENCH_TWIN_100M === '1' ? [100_000_000] : [])];
   for (const points of sizes) {
-    const source = await pointsFile(bench.repo, points);
+    const source = await cachedPointsFile(bench.repo, points);
     const rounds = points >= 100_000_000 ? 1 : ROUNDS;
     const results: ChildResult[] = [];
     for (let round = 1; round <= rounds; round++) {

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { readFileSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
@@ -193,5 +194,40 @@ describe('column statistics', () => {
     expect(estimated!.examples).toEqual(['0', '1', '2', '3', '4']);
     connection.closeSync();
     instance.closeSync();
+  });
+});
+
+// Bytes read through read() and pread() by this process, page-cache hits included; Linux only.
+const readBytes = (): number | undefined => {
+  try {
+    return Number(/^rchar: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))?.[1]);
+  } catch {
+    return undefined;
+  }
+};
+
+describe('enrichment of a large file', () => {
+  const skip = readBytes() === undefined ? 'skipped: /proc/self/io is not there to count the bytes read' : '';
+  it.skipIf(skip)(`reads the file at most twice, so a file of 100M rows is read in bounded time ${skip}`, async () => {
+    const directory = await makeTempDir();
+    const path = join(directory, 'points.parquet');
+    const geo = JSON.stringify({ version: '1.1.0', primary_column: 'geometry', columns: { geometry: { encoding: 'WKB', geometry_types: ['Point'] } } });
+    const writer = await DuckDBInstance.create(':memory:');
+    const connection = await writer.connect();
+    await connection.run(`COPY (SELECT i AS id, (i % 40)::INTEGER AS category, 'site-' || i::VARCHAR AS code, hash(i) % 1000 / 7 AS score,
+        ('POINT (' || (i % 360 - 180 + 0.5) || ' ' || (i % 170 - 85 + 0.25) || ')')::GEOMETRY AS geometry FROM range(300000) r(i))
+      TO '${path}' (FORMAT parquet, GEOPARQUET_VERSION 'NONE', KV_METADATA {geo: '${geo}'})`);
+    connection.closeSync();
+    writer.closeSync();
+    const instance = await DuckDBInstance.create(':memory:', { threads: '2' });
+    const before = readBytes()!;
+    const facts = await inspectGeoParquet(instance, path);
+    const reads = (readBytes()! - before) / statSync(path).size;
+    instance.closeSync();
+    expect(facts.geometry!.types).toEqual({ Point: 300000 });
+    expect(facts.columns.find((column) => column.name === 'category')!.distinct).toBe(40);
+    // Once for every column and geometry, once more for each column's distinct and most frequent values.
+    expect(reads).toBeGreaterThan(1);
+    expect(reads).toBeLessThanOrEqual(2);
   });
 });

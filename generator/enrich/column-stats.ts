@@ -36,12 +36,14 @@ const STATS_TYPES = new Set(['integer', 'float', 'string', 'boolean', 'date', 't
 /**
  * Computes column statistics over `relation` (a view or table) in one aggregate pass plus one GROUP BY per
  * column: null counts, distinct counts, the most frequent values, numeric ranges and text lengths. Geometry,
- * binary and nested columns get their null count only.
+ * binary and nested columns get their null count only; with `geometryNullsElsewhere`, the geometry column is
+ * not read at all and its null count is left to the caller (a geometry scan counts them, and reading the
+ * largest column once more only to count its nulls would cost a file of polygons nearly a whole read).
  *
  * Examples are the most frequent non-null values, ties broken by value order, so they are the same on
  * every run; for a column whose values are all distinct that is its smallest values.
  */
-export async function computeColumnStats(connection: DuckDBConnection, relation: string, columns: { name: string; duckdbType: string }[], rows: number, geometryColumn: string | null): Promise<ColumnFacts[]> {
+export async function computeColumnStats(connection: DuckDBConnection, relation: string, columns: { name: string; duckdbType: string }[], rows: number, geometryColumn: string | null, options: { geometryNullsElsewhere?: boolean } = {}): Promise<ColumnFacts[]> {
   const facts: ColumnFacts[] = columns.map((column) => ({
     name: column.name,
     duckdbType: column.duckdbType,
@@ -59,6 +61,7 @@ export async function computeColumnStats(connection: DuckDBConnection, relation:
   }));
   if (facts.length === 0) return facts;
   const aggregates = facts.flatMap((fact, index) => {
+    if (options.geometryNullsElsewhere && fact.name === geometryColumn) return [];
     const column = quoteIdentifier(fact.name);
     const parts = [`count(${column}) AS n${index}`];
     if (fact.type === 'integer' || fact.type === 'float') parts.push(`min(${column})::DOUBLE AS min${index}`, `max(${column})::DOUBLE AS max${index}`);
@@ -69,7 +72,7 @@ export async function computeColumnStats(connection: DuckDBConnection, relation:
   });
   const summary = (await connection.runAndReadAll(`SELECT ${aggregates.join(', ')} FROM ${relation}`)).getRowObjects()[0] ?? {};
   for (const [index, fact] of facts.entries()) {
-    fact.nulls = rows - Number(summary[`n${index}`] ?? 0);
+    if (summary[`n${index}`] !== undefined) fact.nulls = rows - Number(summary[`n${index}`]);
     if (summary[`min${index}`] !== undefined && summary[`min${index}`] !== null) fact.min = Number(summary[`min${index}`]);
     if (summary[`max${index}`] !== undefined && summary[`max${index}`] !== null) fact.max = Number(summary[`max${index}`]);
     if (summary[`len${index}`] !== undefined && summary[`len${index}`] !== null) fact.length = Number(summary[`len${index}`]);

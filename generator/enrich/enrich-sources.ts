@@ -9,7 +9,7 @@ import type { BuildIssue } from '../errors.ts';
 import type { FileOrigin, LocalDataFile, RemoteDataFile } from '../model/build-model.ts';
 import { enrichRemoteSources, sourcesById } from './enrich-remote.ts';
 import { DataCache } from './data-cache.ts';
-import { DATA_FACTS_VERSION, type DataFacts } from './inspect-data-file.ts';
+import { DATA_FACTS_VERSION, openInspectionInstance, type DataFacts } from './inspect-data-file.ts';
 import { factsKey, INSPECTORS, MULTI_FILE } from './inspectors.ts';
 import { applyFacts, applyPmTilesInfo, storedFacts } from './apply-facts.ts';
 import { didYouMean } from '../../core/suggest.ts';
@@ -56,9 +56,7 @@ interface Target {
 export async function enrichSources(model: CatalogModel, localFiles: LocalDataFile[], fileOrigins: Map<number, FileOrigin>, options: EnrichOptions, remoteFiles: RemoteDataFile[] = []): Promise<EnrichResult> {
   const cache = await DataCache.open<DataFacts>(options.cacheDir, 'data-facts.json', DATA_FACTS_VERSION);
   let instance: DuckDBInstance | undefined;
-  // Loaded only when a data file must be read: a build whose facts all come from the cache (an edit of a
-  // record) skips loading the native module.
-  const duckdb = async () => (instance ??= await (await import('@duckdb/node-api')).DuckDBInstance.create(':memory:', { threads: '2' }));
+  const duckdb = async () => (instance ??= await openInspectionInstance());
   try {
     const twins = await makeTwins(model, localFiles, { dataDir: options.dataDir, hashOf: (path) => cache.contentHash(path), log: options.log, ...(options.progress ? { progress: options.progress } : {}) });
     const counts = { made: twins.made, current: twins.current };

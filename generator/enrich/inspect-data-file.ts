@@ -40,6 +40,15 @@ export interface DataFacts {
   warnings: string[];
 }
 
+/**
+ * The DuckDB instance that reads data files for their facts (the build's enrichment and `geoshelf add`), loaded
+ * only when a file must be read, so a build whose facts all come from the cache skips the native module.
+ */
+export async function openInspectionInstance(): Promise<DuckDBInstance> {
+  const { DuckDBInstance } = await import('@duckdb/node-api');
+  return DuckDBInstance.create(':memory:', { threads: '2' });
+}
+
 interface GeoMetadata {
   primary_column?: string;
   columns?: Record<string, { crs?: unknown; encoding?: string }>;
@@ -106,13 +115,15 @@ async function inspectGeoParquetWith(connection: DuckDBConnection, second: DuckD
   const crs = declared && 'crs' in declared ? (declared.crs === null ? null : (resolveCrs(declared.crs) ?? null)) : 'OGC:CRS84';
   const type = columns.find((column) => column.name === primary)?.duckdbType.toUpperCase();
   const expression = type === 'GEOMETRY' ? `st_asbinary(${quoteIdentifier(primary)})` : quoteIdentifier(primary);
-  // Geometries are inspected in JavaScript while DuckDB computes the column statistics on a second connection.
+  // Geometries are inspected in JavaScript while DuckDB computes the column statistics on a second connection,
+  // which leaves the geometry column to the scan: the file is read about once, plus each column's values again.
   const [statistics, scan] = await Promise.all([
-    computeColumnStats(second, RELATION, columns, rows, primary),
+    computeColumnStats(second, RELATION, columns, rows, primary, { geometryNullsElsewhere: true }),
     scanWkbColumn(connection, RELATION, expression, { validity: true }),
   ]);
   const facts: DataFacts = { rows, columns: statistics, geometry: null, warnings: [] };
   facts.geometry = finishGeometry(scan, primary, rows, crs, facts.warnings);
+  statistics.find((column) => column.name === primary)!.nulls = facts.geometry.nulls;
   return facts;
 }
 

@@ -15,7 +15,7 @@ import type { Config } from '../../runtime/config.ts';
 import { readRecordFiles } from '../load/read-records.ts';
 import { parseRecords } from '../parse/parse-records.ts';
 import { DataCache } from '../enrich/data-cache.ts';
-import { DATA_FACTS_VERSION, type DataFacts } from '../enrich/inspect-data-file.ts';
+import { DATA_FACTS_VERSION, openInspectionInstance, type DataFacts } from '../enrich/inspect-data-file.ts';
 import type { WholeReader } from '../enrich/remote-whole.ts';
 import type { StorageLocationRecord } from '../../schemas/records/storage-location-record.ts';
 import { STORAGE_PLACEHOLDER } from '../model/storage-location-config.ts';
@@ -104,7 +104,7 @@ export async function addRecords(options: AddOptions): Promise<AddResult> {
   const cache = await DataCache.open<DataFacts>(config.cacheDir, 'data-facts.json', DATA_FACTS_VERSION);
   const usedPaths = new Set<string>(cache.paths());
   let instance: DuckDBInstance | undefined;
-  const duckdb = async () => (instance ??= await (await import('@duckdb/node-api')).DuckDBInstance.create(':memory:', { threads: '2' }));
+  const duckdb = async () => (instance ??= await openInspectionInstance());
   let reader: Promise<WholeReader> | undefined;
   const remoteReader = () => (reader ??= import('../enrich/remote-whole.ts').then(({ openWholeReader }) => openWholeReader({ cacheDir: config.cacheDir, duckdb, facts: { cache, used: new Set() } })));
   const context: ReadContext = { cache, usedPaths, dataDir, duckdb, scratchDir: config.cacheDir, remoteReader, env };
