@@ -230,4 +230,21 @@ describe('enrichment of a large file', () => {
     expect(reads).toBeGreaterThan(1);
     expect(reads).toBeLessThanOrEqual(2);
   });
+
+  it('counts the null geometries of a file that has no other column', async () => {
+    const directory = await makeTempDir();
+    const path = join(directory, 'shapes.parquet');
+    const geo = JSON.stringify({ version: '1.1.0', primary_column: 'geometry', columns: { geometry: { encoding: 'WKB', geometry_types: [] } } });
+    const writer = await DuckDBInstance.create(':memory:');
+    const connection = await writer.connect();
+    await connection.run(`COPY (SELECT CASE WHEN i % 4 = 0 THEN NULL ELSE ('POINT (' || i || ' 1)')::GEOMETRY END AS geometry FROM range(10) r(i))
+      TO '${path}' (FORMAT parquet, GEOPARQUET_VERSION 'NONE', KV_METADATA {geo: '${geo}'})`);
+    connection.closeSync();
+    writer.closeSync();
+    const instance = await DuckDBInstance.create(':memory:');
+    const facts = await inspectGeoParquet(instance, path);
+    instance.closeSync();
+    expect(facts.columns.map((column) => [column.name, column.type, column.nulls])).toEqual([['geometry', 'geometry', 3]]);
+    expect(facts.geometry).toMatchObject({ types: { Point: 7 }, nulls: 3, bounds: [1, 1, 9, 1] });
+  });
 });

@@ -70,7 +70,8 @@ export async function computeColumnStats(connection: DuckDBConnection, relation:
     if (rows > EXACT_DISTINCT_MAX_ROWS && STATS_TYPES.has(fact.type)) parts.push(`approx_count_distinct(${column}) AS hll${index}`);
     return parts;
   });
-  const summary = (await connection.runAndReadAll(`SELECT ${aggregates.join(', ')} FROM ${relation}`)).getRowObjects()[0] ?? {};
+  // Nothing to aggregate when the geometry, left to the caller, is the only column.
+  const summary = aggregates.length === 0 ? {} : (await connection.runAndReadAll(`SELECT ${aggregates.join(', ')} FROM ${relation}`)).getRowObjects()[0] ?? {};
   for (const [index, fact] of facts.entries()) {
     if (summary[`n${index}`] !== undefined) fact.nulls = rows - Number(summary[`n${index}`]);
     if (summary[`min${index}`] !== undefined && summary[`min${index}`] !== null) fact.min = Number(summary[`min${index}`]);
