@@ -9,6 +9,7 @@ import { benchLoadWhileBuilding } from './build-load-bench.ts';
 import { benchCompression } from './compression-bench.ts';
 import { benchEnrichment } from './enrich-bench.ts';
 import { benchEnrichScale } from './enrich-scale-bench.ts';
+import { benchWriteThreads } from './write-threads-bench.ts';
 import { benchLighthouse } from './lighthouse-bench.ts';
 import { benchListings } from './listing-bench.ts';
 import { benchPmTiles } from './pmtiles-bench.ts';
@@ -74,10 +75,11 @@ const SECTIONS: Record<string, (bench: BenchContext) => Promise<void>> = {
   twins: benchTwinPool,
   'twin-scale': benchTwinScale,
   'enrich-scale': benchEnrichScale,
+  writers: benchWriteThreads,
 };
 
 /** Sections that read no tree of the build section: run alone, they do not pay for it. */
-const STANDALONE = new Set(['ci', 'remote', 'convert', 'wkt', 'twins', 'twin-scale', 'enrich-scale']);
+const STANDALONE = new Set(['ci', 'remote', 'convert', 'wkt', 'twins', 'twin-scale', 'enrich-scale', 'writers']);
 
 async function main(): Promise<void> {
   const wanted = process.argv.slice(2);
