@@ -10,6 +10,7 @@ import { benchCompression } from './compression-bench.ts';
 import { benchEnrichment } from './enrich-bench.ts';
 import { benchEnrichScale } from './enrich-scale-bench.ts';
 import { benchWriteThreads } from './write-threads-bench.ts';
+import { benchStacFreeText } from './stac-q-bench.ts';
 import { benchLighthouse } from './lighthouse-bench.ts';
 import { benchListings } from './listing-bench.ts';
 import { benchPmTiles } from './pmtiles-bench.ts';
@@ -76,10 +77,11 @@ const SECTIONS: Record<string, (bench: BenchContext) => Promise<void>> = {
   'twin-scale': benchTwinScale,
   'enrich-scale': benchEnrichScale,
   writers: benchWriteThreads,
+  'stac-q-scale': benchStacFreeText,
 };
 
 /** Sections that read no tree of the build section: run alone, they do not pay for it. */
-const STANDALONE = new Set(['ci', 'remote', 'convert', 'wkt', 'twins', 'twin-scale', 'enrich-scale', 'writers']);
+const STANDALONE = new Set(['ci', 'remote', 'convert', 'wkt', 'twins', 'twin-scale', 'enrich-scale', 'writers', 'stac-q-scale']);
 
 async function main(): Promise<void> {
   const wanted = process.argv.slice(2);

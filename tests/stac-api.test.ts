@@ -294,6 +294,16 @@ describe('item search', () => {
     expect((await search('?q=zzzznothing')).numberMatched).toBe(0);
   });
 
+  it('answers a free-text search the same whatever was searched before it (each search reuses its index\'s buffers)', async () => {
+    const first = await search('?q=cities&limit=100');
+    const between = [await search('?q=coast,110m&limit=100'), await search('?q=c&limit=100'), await search('?bbox=-10,35,30,60&limit=100'), await search('?q=zzzznothing')];
+    const again = await search('?q=cities&limit=100');
+    expect(keys(again)).toEqual(keys(first));
+    expect(again.numberMatched).toBe(first.numberMatched);
+    expect(between.map((answer) => answer.numberMatched)).not.toContain(first.numberMatched);
+    expect(keys(await search('?q=coast,110m&limit=100'))).toEqual(keys(between[0]!));
+  });
+
   it('sorts by sortby, GET +/- keys and POST {field, direction}, ties in catalog order', async () => {
     const byDateThenId = [...all].sort((a, b) => (a.properties.datetime < b.properties.datetime ? 1 : a.properties.datetime > b.properties.datetime ? -1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const sorted = await search('?limit=10000&sortby=-datetime,%2Bid');

@@ -148,7 +148,8 @@ function writeBoxes(target: Float64Array, at: number, [west, south, east, north]
 
 /**
  * The entries a search matches, as positions in result order: by the sort keys when given, else best free-text
- * score first when searching text, else catalog order; ties always in catalog order.
+ * score first when searching text, else catalog order; ties always in catalog order. The answer is held in the
+ * index's own buffer: read it before the next search of the same index.
  */
 export function searchStacItems(index: CatalogIndex, filter: StacSearchFilter): Int32Array {
   const search = stacSearchIndex(index);
@@ -159,8 +160,10 @@ export function searchStacItems(index: CatalogIndex, filter: StacSearchFilter): 
   const end = filter.datetime?.end ?? Infinity;
   const scores = filter.q && filter.q.length > 0 ? scoreFreeText(stacTextIndex(index, search), filter.q) : undefined;
   const total = candidates ? candidates.length : search.entries.length;
-  // Matches go into one preallocated array: a bbox over 30,000 entries may match most of them.
-  const matched = new Int32Array(total);
+  // Matches go into an array of every entry, made once per index: a bbox or a common word may match most of
+  // them, and arrays of every entry made per search cost garbage collections of the whole heap at 100,000 datasets.
+  const buffers = searchBuffers(search);
+  const matched = buffers.matched;
   let count = 0;
   for (let at = 0; at < total; at++) {
     const position = candidates ? candidates[at]! : at;
@@ -172,8 +175,17 @@ export function searchStacItems(index: CatalogIndex, filter: StacSearchFilter): 
   }
   const order = matched.subarray(0, count);
   if (filter.sortby && filter.sortby.length > 0) return sortPositions(order, filter.sortby.map((key) => ({ ranks: sortRanks(search, key.field), sign: key.direction === 'asc' ? 1 : -1 })));
-  if (scores) return sortByScore(order, scores);
+  if (scores) return sortByScore(order, scores, buffers.sorted);
   return order;
+}
+
+const answerBuffers = new WeakMap<StacSearchIndex, { matched: Int32Array; sorted: Int32Array }>();
+
+/** The arrays a search of this index writes its answer into: what it answers is read before the next search. */
+function searchBuffers(search: StacSearchIndex): { matched: Int32Array; sorted: Int32Array } {
+  let made = answerBuffers.get(search);
+  if (!made) answerBuffers.set(search, (made = { matched: new Int32Array(search.entries.length), sorted: new Int32Array(search.entries.length) }));
+  return made;
 }
 
 /**
@@ -278,13 +290,16 @@ function sortPositions(positions: Int32Array, keys: { ranks: Int32Array; sign: n
  * Positions (in catalog order) by score, best first, ties in catalog order: a counting sort, since scores are small
  * integers, so ranking every Item costs two passes rather than a comparison sort.
  */
-function sortByScore(positions: Int32Array, scores: Int32Array): Int32Array {
+function sortByScore(positions: Int32Array, scores: Int32Array, into: Int32Array): Int32Array {
   let best = 0;
-  for (const position of positions) best = Math.max(best, scores[position]!);
+  for (let at = 0; at < positions.length; at++) best = Math.max(best, scores[positions[at]!]!);
   const starts = new Int32Array(best + 2);
-  for (const position of positions) starts[best - scores[position]! + 1]!++;
+  for (let at = 0; at < positions.length; at++) starts[best - scores[positions[at]!]! + 1]!++;
   for (let score = 1; score < starts.length; score++) starts[score]! += starts[score - 1]!;
-  const sorted = new Int32Array(positions.length);
-  for (const position of positions) sorted[starts[best - scores[position]!]!++] = position;
+  const sorted = into.subarray(0, positions.length);
+  for (let at = 0; at < positions.length; at++) {
+    const position = positions[at]!;
+    sorted[starts[best - scores[position]!]!++] = position;
+  }
   return sorted;
 }

@@ -93,47 +93,134 @@ export function buildStacTextIndex(items: readonly { ref: StacFileRef }[], docum
 }
 
 /**
+ * Buffers of one index's searches, made on its first search and kept: a search then allocates nothing in
+ * proportion to the catalog. At 100,000 datasets a search used to make four arrays of every Item and a list of
+ * every unit it touched, and collecting them on a heap of several GB took most of its time.
+ */
+interface Scratch {
+  /** Score of each unit for the word being scored; 0 for none. */
+  units: Int32Array;
+  /** The units written for that word, `unitCount` of them, cleared before the next word. */
+  touchedUnits: Int32Array;
+  /** The Items of each dataset unit: those of unit u are items[start[u]] … items[start[u + 1] − 1]. */
+  start: Int32Array;
+  items: Int32Array;
+  /** The running sum of the current term per Item, and the Items it holds (those matching every word so far). */
+  sum: Int32Array;
+  alive: Int32Array;
+  /** Whether an Item was reached already for the current word (a search count, so nothing is cleared). */
+  reached: Int32Array;
+  /** The answer, and the Items it is non-zero for, cleared at the next search. */
+  best: Int32Array;
+  scored: Int32Array;
+  scoredCount: number;
+  /** Counts calls to mark `reached`. */
+  mark: number;
+}
+
+const scratches = new WeakMap<StacTextIndex, Scratch>();
+
+function scratchOf(index: StacTextIndex): Scratch {
+  let scratch = scratches.get(index);
+  if (!scratch) {
+    const items = index.datasetOf.length;
+    const start = new Int32Array(index.datasetCount + 1);
+    for (let position = 0; position < items; position++) start[index.datasetOf[position]! + 1]!++;
+    for (let unit = 0; unit < index.datasetCount; unit++) start[unit + 1]! += start[unit]!;
+    const fill = start.slice(0, index.datasetCount);
+    const byDataset = new Int32Array(items);
+    for (let position = 0; position < items; position++) byDataset[fill[index.datasetOf[position]!]!++] = position;
+    scratch = {
+      units: new Int32Array(index.datasetCount + items), touchedUnits: new Int32Array(index.datasetCount + items), start, items: byDataset,
+      sum: new Int32Array(items), alive: new Int32Array(items), reached: new Int32Array(items), best: new Int32Array(items), scored: new Int32Array(items), scoredCount: 0, mark: 0,
+    };
+    scratches.set(index, scratch);
+  }
+  return scratch;
+}
+
+/**
  * Free-text scores of every Item: the best score of any term (terms are alternatives, as the free-text extension
  * says); a term scores the sum of its words' scores when every word matches, else 0. A word scores, on the Item's
  * dataset and on its own file, the weight of the heaviest field with a token it is a prefix of, doubled when the
  * token is the word itself; the Item takes the better of the two. This is /api's `scoreDocument`, read from the
  * index: equal scores, so equal ranking.
+ *
+ * The work follows the postings a search's words reach and the Items they match, not the catalog's size. The
+ * answer is the index's own buffer: read it before the next search of the same index.
  */
 export function scoreFreeText(index: StacTextIndex, terms: readonly (readonly string[])[]): Int32Array {
-  const items = index.datasetOf.length;
-  const units = new Int32Array(index.datasetCount + items);
-  const touched: number[] = [];
-  const best = new Int32Array(items);
-  const sum = new Int32Array(items);
+  const scratch = scratchOf(index);
+  const { units, touchedUnits, start, items, sum, alive, best, scored, reached } = scratch;
+  const { datasetOf, datasetCount } = index;
+  for (let at = 0; at < scratch.scoredCount; at++) best[scored[at]!] = 0;
+  scratch.scoredCount = 0;
   for (const term of terms) {
-    sum.fill(0);
-    term.forEach((word, order) => {
-      scoreUnits(index, word, units, touched);
-      for (let position = 0; position < items; position++) {
-        if (order > 0 && sum[position] === 0) continue;
-        const score = Math.max(units[index.datasetOf[position]!]!, units[index.datasetCount + position]!);
-        sum[position] = score === 0 ? 0 : sum[position]! + score;
+    let aliveCount = 0;
+    for (let order = 0; order < term.length; order++) {
+      const unitCount = scoreUnits(index, term[order]!, units, touchedUnits);
+      if (order === 0) {
+        // Every Item the word reaches, through its dataset or its own file, once; it scores the better of the two.
+        const mark = ++scratch.mark;
+        for (let at = 0; at < unitCount; at++) {
+          const unit = touchedUnits[at]!;
+          if (unit >= datasetCount) {
+            const position = unit - datasetCount;
+            if (reached[position] === mark) continue;
+            reached[position] = mark;
+            sum[position] = Math.max(units[datasetOf[position]!]!, units[unit]!);
+            alive[aliveCount++] = position;
+            continue;
+          }
+          for (let slot = start[unit]!; slot < start[unit + 1]!; slot++) {
+            const position = items[slot]!;
+            if (reached[position] === mark) continue;
+            reached[position] = mark;
+            sum[position] = Math.max(units[unit]!, units[datasetCount + position]!);
+            alive[aliveCount++] = position;
+          }
+        }
+      } else {
+        // Only Items that matched every earlier word can still match the term.
+        let kept = 0;
+        for (let at = 0; at < aliveCount; at++) {
+          const position = alive[at]!;
+          const score = Math.max(units[datasetOf[position]!]!, units[datasetCount + position]!);
+          if (score === 0) continue;
+          sum[position]! += score;
+          alive[kept++] = position;
+        }
+        aliveCount = kept;
       }
-      for (const unit of touched) units[unit] = 0;
-      touched.length = 0;
-    });
-    for (let position = 0; position < items; position++) if (sum[position]! > best[position]!) best[position] = sum[position]!;
+      for (let at = 0; at < unitCount; at++) units[touchedUnits[at]!] = 0;
+    }
+    for (let at = 0; at < aliveCount; at++) {
+      const position = alive[at]!;
+      if (sum[position]! <= best[position]!) continue;
+      if (best[position] === 0) scored[scratch.scoredCount++] = position;
+      best[position] = sum[position]!;
+    }
   }
   return best;
 }
 
-/** Writes the score of one word into every unit that has a token starting with it, listing the units it wrote. */
-function scoreUnits(index: StacTextIndex, word: string, units: Int32Array, touched: number[]): void {
+/**
+ * Writes the score of one word into every unit that has a token starting with it, and lists the units it wrote in
+ * `touched`; answers how many.
+ */
+function scoreUnits(index: StacTextIndex, word: string, units: Int32Array, touched: Int32Array): number {
   const { tokens, postingStart, postingUnit, postingWeight } = index;
+  let count = 0;
   for (let at = lowerBound(tokens, word); at < tokens.length && tokens[at]!.startsWith(word); at++) {
     const factor = tokens[at]!.length === word.length ? 2 : 1;
     for (let posting = postingStart[at]!; posting < postingStart[at + 1]!; posting++) {
       const unit = postingUnit[posting]!;
       const score = factor * postingWeight[posting]!;
-      if (units[unit] === 0) touched.push(unit);
+      if (units[unit] === 0) touched[count++] = unit;
       if (score > units[unit]!) units[unit] = score;
     }
   }
+  return count;
 }
 
 /** The first position whose token is not below `word`, in code-unit order. */
