@@ -9,7 +9,7 @@ import { PbfReader } from 'pbf';
 import { PMTiles } from 'pmtiles';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readTwinStamp, writePmTilesTwin, type TwinFacts } from '../generator/tiles/pmtiles-twin.ts';
-import { stageFeatures } from '../generator/tiles/twin-stage.ts';
+import { stageFeatures, twinInstanceOptions } from '../generator/tiles/twin-stage.ts';
 import { ROOT } from './helpers/catalog.ts';
 import { PmTilesFileSource } from '../runtime/pmtiles-file-source.ts';
 import { tileOf } from './helpers/pmtiles.ts';
@@ -161,6 +161,23 @@ describe('the PMTiles twin of a GeoParquet file', () => {
       } finally {
         await staged.close();
       }
+    }
+  });
+
+  it('says which zoom did not fit when DuckDB runs out of memory sorting its tiles, and writes no archive', async () => {
+    // A twin's DuckDB has 128 MB; a file of 100M points runs out at zoom 7. 250,000 rows under 20 MB run out alike.
+    const source = join(dir, 'crowded.parquet');
+    const connection = await instance.connect();
+    await connection.run(`COPY (SELECT i AS id, 'name-' || i AS name, ('POINT (' || (i % 3600 / 10 - 180) || ' ' || (i % 1700 / 10 - 85) || ')')::GEOMETRY AS geometry FROM range(250000) t(i)) TO '${source}' (FORMAT parquet)`);
+    connection.closeSync();
+    const small = await DuckDBInstance.create(':memory:', { ...twinInstanceOptions(), memory_limit: '20MB' });
+    try {
+      const target = join(dir, 'crowded.pmtiles');
+      await expect(writePmTilesTwin({ instance: small, source, target, stamp: 'x', name: 'crowded', featureCacheBytes: 0 }))
+        .rejects.toThrow(/^the tiles of zoom \d+ of \d+ did not fit the [\d.]+ MiB that DuckDB has to sort them/);
+      expect(readdirSync(dir).filter((name) => name.startsWith('crowded.pmtiles'))).toEqual([]);
+    } finally {
+      small.closeSync();
     }
   });
 

@@ -154,13 +154,17 @@ export async function writePmTilesTwin(options: TwinOptions): Promise<TwinFacts>
     let count = 0;
     const tiles = async function* (): AsyncGenerator<PmTilesTile> {
       for (let z = 0; z <= maxZoom; z++) {
-        for await (const tile of staged.tiles(z, whole)) {
-          const { bytes, kept } = encodeUnderCap(tile, z, options.name, cap, bytesPerFeature, whole);
-          if (kept < tile.count) dropped[z] = (dropped[z] ?? 0) + tile.count - kept;
-          if (bytes.length === 0) continue;
-          largest = Math.max(largest, bytes.length);
-          count++;
-          yield { z, x: tile.x, y: tile.y, bytes };
+        try {
+          for await (const tile of staged.tiles(z, whole)) {
+            const { bytes, kept } = encodeUnderCap(tile, z, options.name, cap, bytesPerFeature, whole);
+            if (kept < tile.count) dropped[z] = (dropped[z] ?? 0) + tile.count - kept;
+            if (bytes.length === 0) continue;
+            largest = Math.max(largest, bytes.length);
+            count++;
+            yield { z, x: tile.x, y: tile.y, bytes };
+          }
+        } catch (error) {
+          throw explainOutOfMemory(error, z, maxZoom);
         }
         options.progress?.(z + 1, maxZoom + 1);
       }
@@ -185,6 +189,16 @@ export async function writePmTilesTwin(options: TwinOptions): Promise<TwinFacts>
   } finally {
     await staged.close();
   }
+}
+
+/**
+ * DuckDB's out-of-memory error, said as what happened: a zoom's rows, with their geometry and columns, sorted by
+ * tile under the memory a twin's DuckDB has. A file of 100M points fails so at zoom 7 (README, "PMTiles twins").
+ */
+function explainOutOfMemory(error: unknown, z: number, maxZoom: number): unknown {
+  if (!(error instanceof Error) || !error.message.startsWith('Out of Memory Error')) return error;
+  const limit = /\(([\d.]+ [KMG]iB)\/([\d.]+ [KMG]iB) used\)/.exec(error.message)?.[2] ?? 'the memory';
+  return new Error(`the tiles of zoom ${z} of ${maxZoom} did not fit ${limit === 'the memory' ? limit : `the ${limit}`} that DuckDB has to sort them: the file has too many features for a twin yet (files of about 100M points)`, { cause: error });
 }
 
 /** The stamp recorded in an existing twin, or null when the file is missing, unreadable or not a twin. */
