@@ -1,9 +1,9 @@
 /**
  * One enrichment of a GeoParquet file in a process of its own, as the build reads a data file for its facts (the
  * build's inspection instance), for `npm run bench -- enrich-scale`; or, with `scan`, the baseline: plain DuckDB
- * counting every column of the same file in an instance of the same options. Prints the time, the processor
- * time, the process's peak RSS and the bytes read from files during the run (`rchar` of /proc/self/io, which
- * counts reads served from the page cache too) as one JSON line.
+ * counting every column of the same file in an instance of the same options. Prints the time, the process's
+ * peak RSS and the bytes read from files during the run (`rchar` of /proc/self/io, which counts reads served
+ * from the page cache too) as one JSON line.
  * @example node bench/enrich-child.ts enrich points.parquet
  */
 import { readFileSync } from 'node:fs';
@@ -34,7 +34,6 @@ const usage = process.resourceUsage();
 instance.closeSync();
 console.log(JSON.stringify({
   ms: Math.round(ms),
-  cpuMs: Math.round((usage.userCPUTime + usage.systemCPUTime) / 1000),
   peakRssBytes: usage.maxRSS * 1024,
   bytesRead: read,
   columns,

@@ -18,7 +18,6 @@ const TARGET_READS = 2;
 
 interface ChildResult {
   ms: number;
-  cpuMs: number;
   peakRssBytes: number;
   bytesRead: number;
   columns: number;

@@ -9,7 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import type { BenchContext } from './run.ts';
 
 const ROUNDS = 3;
@@ -30,25 +30,19 @@ function writeFolders(root: string, from: number, to: number): number {
   return performance.now() - started;
 }
 
-const WORKER = `
-  const { parentPort, workerData } = require('node:worker_threads');
-  const { mkdirSync, writeFileSync } = require('node:fs');
-  const { join } = require('node:path');
-  const { root, from, to, sizes } = workerData;
-  const bodies = Object.entries(sizes).map(([name, bytes]) => [name, Buffer.alloc(bytes, 120)]);
-  parentPort.once('message', () => {
-    for (let folder = from; folder < to; folder++) {
-      const directory = join(root, 'c' + Math.floor(folder / 100), 'd' + (folder % 100));
-      mkdirSync(directory, { recursive: true });
-      for (const [name, body] of bodies) writeFileSync(join(directory, name), body);
-    }
-    parentPort.postMessage('done');
-  });`;
+// This module is also each writer thread: it writes its half when told to start.
+if (!isMainThread && (workerData as { writers?: boolean } | null)?.writers) {
+  const { root, from, to } = workerData as { root: string; from: number; to: number };
+  parentPort!.once('message', () => {
+    writeFolders(root, from, to);
+    parentPort!.postMessage('done');
+  });
+}
 
 /** Two threads, each writing half of the folders; milliseconds from the start signal to the last one's end. */
 async function writeWithTwoThreads(root: string): Promise<number> {
   const halves = [[0, FOLDERS / 2], [FOLDERS / 2, FOLDERS]] as const;
-  const workers = halves.map(([from, to]) => new Worker(WORKER, { eval: true, workerData: { root, from, to, sizes: SIZES } }));
+  const workers = halves.map(([from, to]) => new Worker(new URL(import.meta.url), { workerData: { writers: true, root, from, to } }));
   await Promise.all(workers.map((worker) => new Promise((resolve) => worker.once('online', resolve))));
   const started = performance.now();
   await Promise.all(workers.map((worker) => {

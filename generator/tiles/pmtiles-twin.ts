@@ -197,8 +197,8 @@ export async function writePmTilesTwin(options: TwinOptions): Promise<TwinFacts>
  */
 function explainOutOfMemory(error: unknown, z: number, maxZoom: number): unknown {
   if (!(error instanceof Error) || !error.message.startsWith('Out of Memory Error')) return error;
-  const limit = /\(([\d.]+ [KMG]iB)\/([\d.]+ [KMG]iB) used\)/.exec(error.message)?.[2] ?? 'the memory';
-  return new Error(`the tiles of zoom ${z} of ${maxZoom} did not fit ${limit === 'the memory' ? limit : `the ${limit}`} that DuckDB has to sort them: the file has too many features for a twin yet (files of about 100M points)`, { cause: error });
+  const limit = /\/([\d.]+ [KMG]iB) used\)/.exec(error.message)?.[1];
+  return new Error(`the tiles of zoom ${z} of ${maxZoom} did not fit the ${limit ?? 'memory'} that DuckDB has to sort them: the file has too many features for a twin yet (files of about 100M points)`, { cause: error });
 }
 
 /** The stamp recorded in an existing twin, or null when the file is missing, unreadable or not a twin. */

@@ -119,7 +119,7 @@ type TwinCheck = string | null | { job: TwinJob; size: number; twinOf: string };
 async function checkTwin(twin: LocalDataFile, options: TwinStageOptions, result: TwinStageResult): Promise<TwinCheck> {
   const source = join(options.dataDir, twin.twinOf!);
   const target = join(options.dataDir, twin.path);
-  const name = basename(twin.path).replace(/\.pmtiles$/, '');
+  const name = basename(twin.path, '.pmtiles');
   const stamp = twinStamp(await options.hashOf(source));
   const current = await readTwinMark(target);
   if (current?.stamp === stamp && current.layer === name) {

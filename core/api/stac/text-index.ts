@@ -161,6 +161,11 @@ export function scoreFreeText(index: StacTextIndex, terms: readonly (readonly st
       const unitCount = scoreUnits(index, term[order]!, units, touchedUnits);
       if (order === 0) {
         // Every Item the word reaches, through its dataset or its own file, once; it scores the better of the two.
+        // The mark starts again before it outgrows the Int32Array (after 2^31 searches of a long-lived server).
+        if (scratch.mark === 0x7fffffff) {
+          reached.fill(0);
+          scratch.mark = 0;
+        }
         const mark = ++scratch.mark;
         for (let at = 0; at < unitCount; at++) {
           const unit = touchedUnits[at]!;
