@@ -138,46 +138,53 @@ describe('the PMTiles twin of a GeoParquet file', () => {
     expect(readFileSync(join(dir, 'cities.pmtiles')).equals(first)).toBe(true);
   });
 
-  it('draws the same tiles from a file too large to keep in memory, read from disk once per zoom', async () => {
-    // A file whose features do not fit the cache is tiled from the staging database alone; the thinned tiles of
-    // the cities' low zooms and the countries' large polygons must come out as when the features are kept.
+  it('draws the same tiles whether each zoom passes through one bucket on disk or hundreds', async () => {
+    // Buckets of 4 KB split the cities' and countries' zooms into hundreds, written in several reads of the store.
     for (const [source, name] of [[CITIES, 'cities'], [COUNTRIES, 'countries']] as const) {
-      const streamed = join(dir, `${name}-streamed.pmtiles`);
-      await writePmTilesTwin({ instance, source, target: streamed, stamp: `stamp-of-${name}`, name, featureCacheBytes: 0 });
-      expect(readFileSync(streamed).equals(readFileSync(join(dir, `${name}.pmtiles`))), name).toBe(true);
+      const small = join(dir, `${name}-small-buckets.pmtiles`);
+      await writePmTilesTwin({ instance, source, target: small, stamp: `stamp-of-${name}`, name, bucketBytes: 4096 });
+      expect(readFileSync(small).equals(readFileSync(join(dir, `${name}.pmtiles`))), name).toBe(true);
     }
   });
 
-  it('stages every row of a file of more rows than DuckDB appends at once, kept in memory or not', async () => {
+  it('stages every row of a file of more rows than DuckDB appends at once', async () => {
     const source = join(dir, 'many.parquet');
     const connection = await instance.connect();
     await connection.run(`COPY (SELECT i AS id, ('POINT (' || (i % 360 - 180) || ' ' || (i % 170 - 85) || ')')::GEOMETRY AS geometry FROM range(250000) t(i)) TO '${source}' (FORMAT parquet)`);
     connection.closeSync();
-    for (const cacheBytes of [0, 1024 ** 3]) {
-      const staged = await stageFeatures(instance, source, { cacheBytes });
-      try {
-        expect([staged.count, staged.cached]).toEqual([250_000, cacheBytes > 0]);
-        expect(staged.bounds).toEqual([-180, -85, 179, 84]);
-      } finally {
-        await staged.close();
-      }
+    const staged = await stageFeatures(instance, source);
+    try {
+      expect(staged.count).toBe(250_000);
+      expect(staged.bounds).toEqual([-180, -85, 179, 84]);
+      expect((await staged.first(3)).map((feature) => feature.properties.id)).toEqual([0, 1, 2]);
+    } finally {
+      await staged.close();
     }
   });
 
-  it('says which zoom did not fit when DuckDB runs out of memory sorting its tiles, and writes no archive', async () => {
-    // A twin's DuckDB has 128 MB; a file of 100M points runs out at zoom 7. 250,000 rows under 20 MB run out alike.
+  it('tiles a crowded file with a DuckDB of 20 MB into the same bytes as without a limit, and says what did not fit under less', async () => {
+    // 250,000 points sorted with their columns by DuckDB ran out of 20 MB, as 100M points ran out of a twin's 128 MB.
     const source = join(dir, 'crowded.parquet');
     const connection = await instance.connect();
     await connection.run(`COPY (SELECT i AS id, 'name-' || i AS name, ('POINT (' || (i % 3600 / 10 - 180) || ' ' || (i % 1700 / 10 - 85) || ')')::GEOMETRY AS geometry FROM range(250000) t(i)) TO '${source}' (FORMAT parquet)`);
     connection.closeSync();
-    const small = await DuckDBInstance.create(':memory:', { ...twinInstanceOptions(), memory_limit: '20MB' });
-    try {
-      const target = join(dir, 'crowded.pmtiles');
-      await expect(writePmTilesTwin({ instance: small, source, target, stamp: 'x', name: 'crowded', featureCacheBytes: 0 }))
-        .rejects.toThrow(/^the tiles of zoom \d+ of \d+ did not fit the [\d.]+ MiB that DuckDB has to sort them/);
-      expect(readdirSync(dir).filter((name) => name.startsWith('crowded.pmtiles'))).toEqual([]);
-    } finally {
-      small.closeSync();
+    const unlimited = join(dir, 'crowded.pmtiles');
+    await writePmTilesTwin({ instance, source, target: unlimited, stamp: 'x', name: 'crowded' });
+    for (const [limit, outcome] of [['20MB', 'made'], ['4MB', 'failed']] as const) {
+      const small = await DuckDBInstance.create(':memory:', { ...twinInstanceOptions(), memory_limit: limit });
+      const target = join(dir, `crowded-${limit}.pmtiles`);
+      try {
+        const made = writePmTilesTwin({ instance: small, source, target, stamp: 'x', name: 'crowded' });
+        if (outcome === 'made') {
+          await made;
+          expect(readFileSync(target).equals(readFileSync(unlimited))).toBe(true);
+        } else {
+          await expect(made).rejects.toThrow(/^(staging the file|choosing the zooms|placing the features of zoom \d+ of \d+) took more than the [\d.]+ [KM]iB that DuckDB has for a twin$/);
+          expect(readdirSync(dir).filter((name) => name.startsWith(`crowded-${limit}`))).toEqual([]);
+        }
+      } finally {
+        small.closeSync();
+      }
     }
   });
 

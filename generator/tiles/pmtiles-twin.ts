@@ -60,8 +60,8 @@ export interface TwinOptions {
   name: string;
   description?: string;
   maxTileBytes?: number;
-  /** Memory the features may take to be kept while tiling rather than read once per zoom (FEATURE_CACHE_BYTES). */
-  featureCacheBytes?: number;
+  /** Bytes of a bucket of tiles, read back whole while tiling (twin-spill.ts's BUCKET_BYTES by default). */
+  bucketBytes?: number;
   progress?: (done: number, total: number) => void;
 }
 
@@ -142,9 +142,13 @@ function encodeUnderCap(tile: StagedTile, z: number, layerName: string, cap: num
 export async function writePmTilesTwin(options: TwinOptions): Promise<TwinFacts> {
   const started = performance.now();
   const cap = options.maxTileBytes ?? MAX_TILE_BYTES;
-  const staged = await stageFeatures(options.instance, options.source, { cacheBytes: options.featureCacheBytes });
+  let doing = 'staging the file';
+  const staged = await stageFeatures(options.instance, options.source, { bucketBytes: options.bucketBytes }).catch((error: unknown) => {
+    throw explainOutOfMemory(error, doing);
+  });
   try {
     if (staged.count === 0) throw new Error('the file has no geometry to draw');
+    doing = 'choosing the zooms';
     const sample = await staged.first(2000);
     const bytesPerFeature = Math.max(8, encodeTile(sample, 0, 0, 0, { layerName: options.name, maxFeatures: sample.length }).bytes.length / sample.length);
     const maxZoom = await chooseMaxZoom(staged, bytesPerFeature, cap);
@@ -154,17 +158,14 @@ export async function writePmTilesTwin(options: TwinOptions): Promise<TwinFacts>
     let count = 0;
     const tiles = async function* (): AsyncGenerator<PmTilesTile> {
       for (let z = 0; z <= maxZoom; z++) {
-        try {
-          for await (const tile of staged.tiles(z, whole)) {
-            const { bytes, kept } = encodeUnderCap(tile, z, options.name, cap, bytesPerFeature, whole);
-            if (kept < tile.count) dropped[z] = (dropped[z] ?? 0) + tile.count - kept;
-            if (bytes.length === 0) continue;
-            largest = Math.max(largest, bytes.length);
-            count++;
-            yield { z, x: tile.x, y: tile.y, bytes };
-          }
-        } catch (error) {
-          throw explainOutOfMemory(error, z, maxZoom);
+        doing = `placing the features of zoom ${z} of ${maxZoom}`;
+        for await (const tile of staged.tiles(z, whole)) {
+          const { bytes, kept } = encodeUnderCap(tile, z, options.name, cap, bytesPerFeature, whole);
+          if (kept < tile.count) dropped[z] = (dropped[z] ?? 0) + tile.count - kept;
+          if (bytes.length === 0) continue;
+          largest = Math.max(largest, bytes.length);
+          count++;
+          yield { z, x: tile.x, y: tile.y, bytes };
         }
         options.progress?.(z + 1, maxZoom + 1);
       }
@@ -186,19 +187,21 @@ export async function writePmTilesTwin(options: TwinOptions): Promise<TwinFacts>
       },
     });
     return { minZoom: 0, maxZoom, tiles: count, largestTileBytes: largest, dropped, bytes: result.bytes, ms: Math.round(performance.now() - started) };
+  } catch (error) {
+    throw explainOutOfMemory(error, doing);
   } finally {
     await staged.close();
   }
 }
 
 /**
- * DuckDB's out-of-memory error, said as what happened: a zoom's rows, with their geometry and columns, sorted by
- * tile under the memory a twin's DuckDB has. A file of 100M points fails so at zoom 7 (README, "PMTiles twins").
+ * DuckDB's out-of-memory error, said as what happened (`doing`) under the memory a twin's DuckDB has, rather than
+ * as DuckDB's advice to use fewer threads or keep no insertion order, which the twin cannot take.
  */
-function explainOutOfMemory(error: unknown, z: number, maxZoom: number): unknown {
+function explainOutOfMemory(error: unknown, doing: string): unknown {
   if (!(error instanceof Error) || !error.message.startsWith('Out of Memory Error')) return error;
   const limit = /\/([\d.]+ [KMG]iB) used\)/.exec(error.message)?.[1];
-  return new Error(`the tiles of zoom ${z} of ${maxZoom} did not fit the ${limit ?? 'memory'} that DuckDB has to sort them: the file has too many features for a twin yet (files of about 100M points)`, { cause: error });
+  return new Error(`${doing} took more than the ${limit ?? 'memory'} that DuckDB has for a twin`, { cause: error });
 }
 
 /** The stamp recorded in an existing twin, or null when the file is missing, unreadable or not a twin. */

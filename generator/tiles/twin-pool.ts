@@ -1,8 +1,8 @@
 /**
  * Worker threads that make PMTiles twins side by side (generator/tiles/twin-worker.ts), under a memory budget:
  * a twin is started only when the memory it is estimated to take fits beside those running, and a twin too
- * large for the budget runs alone. A small file's twin takes memory in proportion to the file (its features are
- * kept while it is tiled); a large one's is bounded (twin-stage.ts), whatever the file's size.
+ * large for the budget runs alone. A small file's twin takes memory in proportion to the file (a polygon is met by
+ * many tiles); every twin's is bounded (twin-stage.ts), whatever the file's size.
  */
 import { availableParallelism, totalmem } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -33,15 +33,18 @@ export interface TwinPoolOptions {
 }
 
 /**
- * Memory a twin is taken to need per byte of its GeoParquet file, the most measured (one twin per process, peak
- * RSS less the process's start) while the tiler kept every feature: 31 for 1M synthetic points (52.8 MB, 1.66
- * GB), 50 to 79 for the sample's countries, land polygons and 135k cities (2.9 to 5.6 MB, 0.17 to 0.39 GB).
+ * Memory a twin is taken to need per byte of its GeoParquet file, above the most measured (one twin per process,
+ * peak RSS less a process that has only loaded the tiler and opened its DuckDB, 135 MB): 81 for the sample's
+ * 1:10m land polygons (2.9 MB), 75 and 67 for its countries and coastlines, 44 for its 135k cities, 8 for 1M
+ * synthetic points. A small file's polygons are met by many tiles each, and DuckDB's share is about the same
+ * whatever the file.
  */
-export const TWIN_BYTES_PER_FILE_BYTE = 80;
+export const TWIN_BYTES_PER_FILE_BYTE = 96;
 
 /**
- * The most a twin takes whatever its file's size: DuckDB's limit (TWIN_DUCKDB_MEMORY), the features kept
- * (FEATURE_CACHE_BYTES), one tile and the thread; the peak RSS of the twins of 1M and 10M points is in BENCHMARKS.md.
+ * The most a twin takes whatever its file's size: DuckDB's limit (TWIN_DUCKDB_MEMORY, about twice that in RSS),
+ * a bucket of tiles (BUCKET_BYTES), one tile and the thread; the peak RSS of the twins of 1M to 100M points is in
+ * BENCHMARKS.md.
  */
 export const TWIN_MAX_BYTES = 1024 ** 3;
 
