@@ -9,8 +9,9 @@ import { JOURNAL, recoverTree } from '../generator/emit/write-tree.ts';
 import { BuildError } from '../generator/errors.ts';
 import { readManifestSync } from '../runtime/manifest.ts';
 import { createServer } from '../server/app.ts';
-import { makeTempDir, makeTestConfig, ROOT, snapshotTree } from './helpers/catalog.ts';
+import { makeTestConfig, ROOT, snapshotTree } from './helpers/catalog.ts';
 import { sampleConfig } from './helpers/sample.ts';
+import { mountSmallDisk, unmount } from './helpers/small-disk.ts';
 
 type TestConfig = Awaited<ReturnType<typeof makeTestConfig>>;
 
@@ -217,23 +218,8 @@ describe('a build killed part way', () => {
   });
 });
 
-/** Mounts a small tmpfs on a fresh folder, or says why it cannot (mounting needs root and a container that allows it). */
-async function mountSmallDisk(): Promise<{ dir: string } | { reason: string }> {
-  if (process.platform !== 'linux') return { reason: 'tmpfs mounts need Linux' };
-  const dir = await makeTempDir('geoshelf-small-disk-');
-  const result = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=96m', 'tmpfs', dir], { encoding: 'utf8' });
-  if (result.status === 0) return { dir };
-  await rm(dir, { recursive: true, force: true });
-  return { reason: `mount -t tmpfs failed: ${(result.stderr || result.error?.message || 'no reason given').trim()}` };
-}
-
-async function unmount(dir: string): Promise<void> {
-  spawnSync('umount', [dir]);
-  await rm(dir, { recursive: true, force: true });
-}
-
 // Whether a tmpfs can be mounted here is known before the tests are collected; the disk itself is mounted by the suite.
-const probe = await mountSmallDisk();
+const probe = await mountSmallDisk('96m');
 if ('dir' in probe) await unmount(probe.dir);
 else console.warn(`build-faults: the full-disk tests are skipped: ${probe.reason}`);
 
@@ -244,7 +230,7 @@ describe.skipIf('reason' in probe)('a build into a full disk', () => {
   let filler: string;
 
   beforeAll(async () => {
-    const disk = await mountSmallDisk();
+    const disk = await mountSmallDisk('96m');
     if ('reason' in disk) throw new Error(disk.reason);
     mount = disk.dir;
     filler = join(mount, 'filler');

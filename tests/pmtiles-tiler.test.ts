@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -13,6 +13,7 @@ import { stageFeatures, twinInstanceOptions } from '../generator/tiles/twin-stag
 import { ROOT } from './helpers/catalog.ts';
 import { PmTilesFileSource } from '../runtime/pmtiles-file-source.ts';
 import { tileOf } from './helpers/pmtiles.ts';
+import { mountSmallDisk, unmount } from './helpers/small-disk.ts';
 
 const CITIES = join(ROOT, 'catalog-data/data/geonames/cities/3.1.0/cities-15000.parquet');
 const COUNTRIES = join(ROOT, 'catalog-data/data/natural-earth/countries/2.0.2/countries-10m.parquet');
@@ -185,6 +186,26 @@ describe('the PMTiles twin of a GeoParquet file', () => {
       } finally {
         small.closeSync();
       }
+    }
+  });
+
+  it('says the temporary folder ran out of room, and the room a twin needs there, and leaves nothing in it', async (context) => {
+    const disk = await mountSmallDisk('1m');
+    if ('reason' in disk) {
+      console.warn(`the full-temporary-folder test is skipped: ${disk.reason}`);
+      return context.skip();
+    }
+    const before = process.env.TMPDIR;
+    process.env.TMPDIR = disk.dir;
+    try {
+      await expect(writePmTilesTwin({ instance, source: CITIES, target: join(dir, 'full.pmtiles'), stamp: 'x', name: 'full' }))
+        .rejects.toThrow(`the temporary folder ${disk.dir} ran out of room while staging the file: a twin needs about 6 times its GeoParquet file there (set TMPDIR to a larger disk)`);
+      expect(readdirSync(disk.dir)).toEqual([]);
+      expect(existsSync(join(dir, 'full.pmtiles'))).toBe(false);
+    } finally {
+      if (before === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = before;
+      await unmount(disk.dir);
     }
   });
 

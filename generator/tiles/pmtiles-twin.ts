@@ -11,6 +11,7 @@
  * areas lose features, sparse ones keep them all. The archive's metadata says how many were dropped at each
  * zoom. The same file gives the same bytes.
  */
+import { tmpdir } from 'node:os';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { DEFAULT_TILE_EXTENT, encodeTile } from '../../core/geo/mvt.ts';
 import { readPmTilesInfo } from '../../runtime/pmtiles-info.ts';
@@ -144,7 +145,7 @@ export async function writePmTilesTwin(options: TwinOptions): Promise<TwinFacts>
   const cap = options.maxTileBytes ?? MAX_TILE_BYTES;
   let doing = 'staging the file';
   const staged = await stageFeatures(options.instance, options.source, { bucketBytes: options.bucketBytes }).catch((error: unknown) => {
-    throw explainOutOfMemory(error, doing);
+    throw explainFailure(error, doing);
   });
   try {
     if (staged.count === 0) throw new Error('the file has no geometry to draw');
@@ -188,20 +189,27 @@ export async function writePmTilesTwin(options: TwinOptions): Promise<TwinFacts>
     });
     return { minZoom: 0, maxZoom, tiles: count, largestTileBytes: largest, dropped, bytes: result.bytes, ms: Math.round(performance.now() - started) };
   } catch (error) {
-    throw explainOutOfMemory(error, doing);
+    throw explainFailure(error, doing);
   } finally {
     await staged.close();
   }
 }
 
 /**
- * DuckDB's out-of-memory error, said as what happened (`doing`) under the memory a twin's DuckDB has, rather than
- * as DuckDB's advice to use fewer threads or keep no insertion order, which the twin cannot take.
+ * A twin's lack of memory or disk said as what happened (`doing`) and what to do: DuckDB's out-of-memory error
+ * rather than its advice to use fewer threads or keep no insertion order, which the twin cannot take; a full
+ * temporary folder (the feature store's or DuckDB's writes) with the room a twin needs there.
  */
-function explainOutOfMemory(error: unknown, doing: string): unknown {
-  if (!(error instanceof Error) || !error.message.startsWith('Out of Memory Error')) return error;
-  const limit = /\/([\d.]+ [KMG]iB) used\)/.exec(error.message)?.[1];
-  return new Error(`${doing} took more than the ${limit ?? 'memory'} that DuckDB has for a twin`, { cause: error });
+function explainFailure(error: unknown, doing: string): unknown {
+  if (!(error instanceof Error)) return error;
+  if (error.message.startsWith('Out of Memory Error')) {
+    const limit = /\/([\d.]+ [KMG]iB) used\)/.exec(error.message)?.[1];
+    return new Error(`${doing} took more than the ${limit ?? 'memory'} that DuckDB has for a twin`, { cause: error });
+  }
+  if ((error as NodeJS.ErrnoException).code === 'ENOSPC' || error.message.includes('No space left on device')) {
+    return new Error(`the temporary folder ${tmpdir()} ran out of room while ${doing}: a twin needs about 6 times its GeoParquet file there (set TMPDIR to a larger disk)`, { cause: error });
+  }
+  return error;
 }
 
 /** The stamp recorded in an existing twin, or null when the file is missing, unreadable or not a twin. */

@@ -201,6 +201,8 @@ function spillZoom({ store, z, fullLimit, keys, counts, bucketOf, placeOf, first
       view.setUint32(to + BUCKET_HEAD + 8, payload, true);
     } else buffer.copy(target, to + BUCKET_HEAD, at + STORE_HEAD, at + STORE_HEAD + payload);
   };
+  // Every file is closed, even after a write failed (a full disk); the first failure is thrown.
+  let failure: { error: unknown } | undefined;
   try {
     readStore(store.path, (buffer, view, at, payload, position) => {
       const x0 = view.getFloat64(at + 4, true);
@@ -221,9 +223,17 @@ function spillZoom({ store, z, fullLimit, keys, counts, bucketOf, placeOf, first
         for (let ty = ty0; ty <= ty1; ty++) place(buffer, at, payload, position, tx, ty, cx, cy);
       }
     });
-  } finally {
-    for (const bucket of buckets) bucket.close();
+  } catch (error) {
+    failure = { error };
   }
+  for (const bucket of buckets) {
+    try {
+      bucket.close();
+    } catch (error) {
+      failure ??= { error };
+    }
+  }
+  if (failure) throw failure.error;
   return buckets.map((bucket) => bucket.path);
 }
 

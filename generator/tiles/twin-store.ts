@@ -58,9 +58,13 @@ export class SpillFile {
     this.at = 0;
   }
 
+  /** Writes what is left and closes the file, even when the write fails (a full disk). */
   close(): void {
-    this.flush();
-    closeSync(this.fd);
+    try {
+      this.flush();
+    } finally {
+      closeSync(this.fd);
+    }
   }
 }
 
