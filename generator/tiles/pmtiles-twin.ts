@@ -3,13 +3,13 @@
  * data, in one archive a map reads from static hosting (runtime/pmtiles.ts), made with the project's own MVT
  * encoder (core/geo/mvt.ts).
  *
- * The file is streamed once into a staging database on disk (generator/tiles/twin-stage.ts); each zoom's tiles
- * come out of it sorted by tile id, one tile's features at a time, never by a query per tile, so the memory a
- * twin takes does not grow with the file. Where a tile would pass the size cap, features are dropped densest
- * first, as tippecanoe's `--drop-densest-as-needed` does: a grid is laid over the tile and only the first
- * feature (in file order) whose centre falls in each cell is kept, the grid coarsened until the tile fits. Dense
- * areas lose features, sparse ones keep them all. The archive's metadata says how many were dropped at each
- * zoom. The same file gives the same bytes.
+ * The file is streamed once into a staging database and a feature store on disk (generator/tiles/twin-stage.ts);
+ * each zoom's tiles come out of them in tile-id order through buckets on disk, one tile's features at a time,
+ * never by a query per tile, so the memory a twin takes does not grow with the file. Where a tile would pass the
+ * size cap, features are dropped densest first, as tippecanoe's `--drop-densest-as-needed` does: a grid is laid
+ * over the tile and only the first feature (in file order) whose centre falls in each cell is kept, the grid
+ * coarsened until the tile fits. Dense areas lose features, sparse ones keep them all. The archive's metadata says
+ * how many were dropped at each zoom. The same file gives the same bytes.
  */
 import { tmpdir } from 'node:os';
 import type { DuckDBInstance } from '@duckdb/node-api';
