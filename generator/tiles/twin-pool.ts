@@ -19,9 +19,9 @@ export interface TwinJob {
 /** What a thread answers: the twin's facts, or the first line of why it could not be made. */
 export type TwinOutcome = { ok: true; facts: TwinFacts } | { ok: false; message: string; noGeometry: boolean };
 
-/** What a thread says while it makes a twin: zooms made of the zooms it will make. */
+/** What a thread says while it makes a twin: how far it is, 0–1 (staging the file, then each zoom). */
 export interface TwinProgress {
-  zooms: [done: number, total: number];
+  fraction: number;
 }
 
 /** Options of {@link createTwinPool}. */
@@ -60,7 +60,7 @@ export function defaultTwinBudget(): number {
 
 /** A pool of twin threads; `close` ends them. */
 export interface TwinPool {
-  /** Makes one twin, once the budget has room for `fileBytes` of GeoParquet; `progress` hears of each zoom made. */
+  /** Makes one twin, once the budget has room for `fileBytes` of GeoParquet; `progress` hears how far it is (0–1). */
   make: (job: TwinJob, fileBytes: number, progress?: (fraction: number) => void) => Promise<TwinOutcome>;
   close: () => Promise<void>;
   /** The most twins made at once so far. */
@@ -101,7 +101,7 @@ export function createTwinPool(options: TwinPoolOptions = {}): TwinPool {
   const spawn = () => {
     const worker = new Worker(new URL('./twin-worker.ts', import.meta.url));
     worker.on('message', (message: TwinOutcome | TwinProgress) => {
-      if ('zooms' in message) busy.get(worker)?.progress?.(message.zooms[0] / message.zooms[1]);
+      if ('fraction' in message) busy.get(worker)?.progress?.(message.fraction);
       else finish(worker, message, true);
     });
     worker.on('error', (error) => finish(worker, { ok: false, message: `the tiler's thread failed: ${error.message}`, noGeometry: false }, false));

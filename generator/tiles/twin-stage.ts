@@ -82,6 +82,8 @@ export interface StagedFeatures {
 export interface StageOptions {
   /** Bytes of a bucket of tiles (twin-spill.ts's BUCKET_BYTES by default). */
   bucketBytes?: number;
+  /** Hears the rows of the file read, of all its rows, at each hundredth. */
+  progress?: (rows: number, total: number) => void;
 }
 
 /**
@@ -224,8 +226,14 @@ async function stageInto({ instance, connection, database }: StageDatabase, sour
   try {
     const appender = await writer.createAppender('features', 'main', database);
     const reader = await connection.stream(`SELECT ${[`${wkb} AS g`, ...columns].join(', ')} FROM read_parquet(${file})`);
+    const total = Number(rowCount);
+    let reported = 0;
     for (let chunk = await reader.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await reader.fetchChunk()) {
       rows += chunk.rowCount;
+      if (options.progress && rows - reported >= total / 100) {
+        reported = rows;
+        options.progress(rows, total);
+      }
       const values = chunk.getColumns();
       for (let row = 0; row < chunk.rowCount; row++) {
         const blob = values[0]![row] as { bytes: Uint8Array } | null;

@@ -16,8 +16,8 @@ port.on('message', async (job: TwinJob) => {
   let outcome: TwinOutcome;
   try {
     instance ??= DuckDBInstance.create(':memory:', twinInstanceOptions());
-    // Each zoom made is reported, so that a large file's twin shows its progress.
-    const facts = await writePmTilesTwin({ instance: await instance, ...job, progress: (done, total) => port.postMessage({ zooms: [done, total] } satisfies TwinProgress) });
+    // How far the twin is goes back as it moves, so that a large file's twin shows its progress.
+    const facts = await writePmTilesTwin({ instance: await instance, ...job, progress: (fraction) => port.postMessage({ fraction } satisfies TwinProgress) });
     outcome = { ok: true, facts };
   } catch (error) {
     outcome = { ok: false, message: (error as Error).message, noGeometry: error instanceof NoGeometryError };
