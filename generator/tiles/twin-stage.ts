@@ -213,17 +213,20 @@ async function stageInto({ instance, connection, database }: StageDatabase, sour
   const fields = Object.fromEntries(properties.map((column) => [column.name, column.type === 'BOOLEAN' ? 'Boolean' : column.type === 'VARCHAR' || /^(DATE|TIMESTAMP)/.test(column.type) ? 'String' : 'Number'] as const));
 
   const [[rowCount]] = (await connection.runAndReadAll(`SELECT count(*) FROM read_parquet(${file})`)).getRows() as [[bigint]];
-  const store = new FeatureStore(join(folder, 'features'));
 
   // One row per feature to draw, in file order: its index among them, its box and about how many positions it has.
   await connection.run('CREATE TABLE features (i BIGINT, x0 DOUBLE, y0 DOUBLE, x1 DOUBLE, y1 DOUBLE, pos INTEGER)');
   // The appender has a connection of its own: its flushes would end the file's stream on this one.
   const writer = await instance.connect();
+  const storePath = join(folder, 'features');
+  let store: FeatureStore | undefined;
   const bounds: [number, number, number, number] = [Infinity, Infinity, -Infinity, -Infinity];
   let rows = 0;
   let count = 0;
   let storeBytes = 0;
+  let largest = 0;
   try {
+    store = new FeatureStore(storePath);
     const appender = await writer.createAppender('features', 'main', database);
     const reader = await connection.stream(`SELECT ${[`${wkb} AS g`, ...columns].join(', ')} FROM read_parquet(${file})`);
     const total = Number(rowCount);
@@ -263,10 +266,13 @@ async function stageInto({ instance, connection, database }: StageDatabase, sour
     appender.closeSync();
   } finally {
     writer.closeSync();
-    storeBytes = store.close();
+    if (store) {
+      storeBytes = store.close();
+      largest = store.largest;
+    }
   }
   if (BigInt(rows) !== rowCount) throw new Error(`the file's rows were read only in part (${rows} of ${rowCount})`);
-  const stored = { path: store.path, bytes: storeBytes, count, largest: store.largest, folder };
+  const stored = { path: storePath, bytes: storeBytes, count, largest, folder };
 
   return {
     count,

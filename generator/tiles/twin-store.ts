@@ -79,11 +79,9 @@ export class FeatureStore {
   count = 0;
   /** The largest payload written, in bytes. */
   largest = 0;
-  readonly path: string;
   private readonly file: SpillFile;
 
   constructor(path: string) {
-    this.path = path;
     this.file = new SpillFile(path, STORE_BUFFER);
   }
 
