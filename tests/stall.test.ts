@@ -156,9 +156,12 @@ describe('the first query after start (issue 22)', () => {
  * Runs `attack` again and again for a second (at least twice), while a probe asks for health from another thread,
  * and checks each answer with `check`. The second slowest health check must be answered within {@link healthBound}
  * of a baseline taken just before (see {@link secondSlowest}), the slowest within twice that, every check while the
- * attack ran answered 200, and the server's RSS must come back within 64 MB.
+ * attack ran answered 200, and the server's RSS must come back within 64 MB of where it was after one attack.
  */
 async function expectNoStall(attack: () => Promise<ClientAnswer>, check: (answer: ClientAnswer) => void): Promise<void> {
+  // One attack first, out of the measure: the first request of a route loads what the server keeps for all later
+  // ones (the first STAC search left 61 MB that stayed, the next second of them 4 MB), and that is no leak.
+  check(await attack());
   const baseline = await probeFor(750);
   const rssBefore = server.rssBytes();
   const probe = startHealthProbe(server.origin);
