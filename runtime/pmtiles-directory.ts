@@ -13,8 +13,27 @@ export interface Entry {
   runLength: number;
 }
 
+/** Bytes written through a buffer that doubles when full (a JavaScript array of 1.4M entries' bytes took 112 MB). */
+class ByteWriter {
+  private bytes = new Uint8Array(4096);
+  private length = 0;
+
+  push(byte: number): void {
+    if (this.length === this.bytes.length) {
+      const larger = new Uint8Array(this.bytes.length * 2);
+      larger.set(this.bytes);
+      this.bytes = larger;
+    }
+    this.bytes[this.length++] = byte;
+  }
+
+  written(): Uint8Array {
+    return this.bytes.subarray(0, this.length);
+  }
+}
+
 /** Appends an unsigned varint (up to 2^53) to `out`. */
-function writeVarint(out: number[], value: number): void {
+function writeVarint(out: ByteWriter, value: number): void {
   let rest = value;
   while (rest >= 0x80) {
     out.push((rest % 0x80) | 0x80);
@@ -25,7 +44,7 @@ function writeVarint(out: number[], value: number): void {
 
 /** A directory as the spec lays it out: counts, then each column of the entries, varint-encoded, gzipped. */
 function serializeDirectory(entries: Entry[]): Buffer {
-  const out: number[] = [];
+  const out = new ByteWriter();
   writeVarint(out, entries.length);
   let last = 0;
   for (const entry of entries) {
@@ -39,7 +58,7 @@ function serializeDirectory(entries: Entry[]): Buffer {
     // 0 says "right after the previous entry's bytes", which is most entries of a clustered archive.
     writeVarint(out, previous && entry.offset === previous.offset + previous.length ? 0 : entry.offset + 1);
   });
-  return gzipSync(Buffer.from(out), { level: 9 });
+  return gzipSync(out.written(), { level: 9 });
 }
 
 /**
