@@ -162,6 +162,20 @@ describe.skipIf(browserUnavailable)('the web app served by geoshelf', () => {
       await console.close();
     });
 
+    it('runs over the sources of its link when Run is pressed before they are restored', async () => {
+      const console = await browser.newPage();
+      // The dataset's query sources come a second late, as on a slow connection; Run is pressed meanwhile.
+      await console.route('**/query-sources.json', async (route) => {
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        await route.continue();
+      });
+      await console.goto(`${site.origin}${link('SELECT nme FROM c')}`);
+      await run(console);
+      await expect(console.locator('[data-console]').getAttribute('data-state')).resolves.toBe('error');
+      await expect(console.locator('[data-error]').textContent()).resolves.toMatch(/nme/);
+      await console.close();
+    });
+
     it('restores the same sources and SQL from its link after a reload', async () => {
       const console = await browser.newPage();
       await console.goto(`${site.origin}${link('SELECT count(*) AS n FROM c')}`);

@@ -43,6 +43,8 @@ export class ConsoleApp {
   #cursor: ResultCursor | null = null;
   /** Counts runs and page turns, so an answer that arrives after a newer request is dropped. */
   #generation = 0;
+  /** The restoring of a link's sources, which a Run pressed meanwhile waits for. */
+  #restoring: Promise<void> = Promise.resolve();
 
   constructor(root: HTMLElement, settings: ConsoleSettings) {
     const find = <T extends Element>(selector: string) => root.querySelector<T>(selector)!;
@@ -64,12 +66,14 @@ export class ConsoleApp {
     });
     find('[data-copy-link]').addEventListener('click', () => void this.#copyLink());
     if (link.sql) this.#editor.setValue(link.sql);
-    if (link.sources.length) void this.#restore(link.sources);
+    if (link.sources.length) this.#restoring = this.#restore(link.sources).catch(() => undefined);
     root.dataset.state = 'idle';
   }
 
   /** Runs the editor's SQL over the picked sources in the chosen mode. */
   async run(): Promise<void> {
+    // Run pressed before a link's sources are back runs over them, not over none ("Add a source first").
+    await this.#restoring;
     const sql = this.#editor.value();
     const sources = this.#panel.list();
     const generation = ++this.#generation;
