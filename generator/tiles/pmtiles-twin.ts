@@ -68,8 +68,8 @@ export interface TwinOptions {
 }
 
 /**
- * The share of a twin's time taken to go to staging the file and choosing its zooms, in its progress: 0.25 for the
- * 100M-point twin (14.6 of about 60 minutes); the rest is shared equally between the zooms.
+ * The share of a twin's progress given to staging the file and choosing its zooms; the rest is shared equally
+ * between the zooms. Measured: 0.19 of the 100M-point twin's time (14.6 of 77 minutes), 0.12 of the 1M-point one's.
  */
 const STAGING_SHARE = 0.25;
 
