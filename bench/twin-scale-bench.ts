@@ -1,11 +1,10 @@
 /**
  * `npm run bench -- twin-scale`: the PMTiles twins of synthetic files of 1M and 10M points (and of 100M with
- * `BENCH_TWIN_100M=1`: a file of about 6 GB, one round of about an hour, which needs about 35 GB in the temporary
- * folder; see README "PMTiles twins"), each
- * made in a process of its own as a build's twin thread makes it (bench/twin-child.ts: one DuckDB thread, the
- * twin instance's memory limit), for its peak RSS, its time and its features per minute of processor time. The
- * files have the ten columns of the other point benches, in random order, and are made once into
- * bench/.work/scale-files (their size is printed).
+ * `BENCH_TWIN_100M=1`: a file of about 6 GB, one round of about 80 minutes, which needs about 35 GB in the
+ * temporary folder; see README "PMTiles twins"), each made in a process of its own as a build's twin thread makes
+ * it (bench/twin-child.ts: one DuckDB thread, the twin instance's memory limit), for its peak RSS, its time and its
+ * features per minute of processor time. The files have the ten columns of the other point benches, in random
+ * order, and are made once into bench/.work/scale-files (their size is printed).
  */
 import { execFileSync } from 'node:child_process';
 import { rmSync, statSync } from 'node:fs';
