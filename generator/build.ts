@@ -1,16 +1,15 @@
-import { readFile, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createCatalogIndex } from '../core/catalog-index.ts';
 import type { Config } from '../runtime/config.ts';
-import { INTERNAL_DIR } from '../core/constants.ts';
-import { MODEL_FILE, readManifest } from '../runtime/manifest.ts';
+import { MODEL_FILE, PartUnreadable, readManifestPart, readManifestRoot } from '../runtime/manifest.ts';
 import type { CatalogModel } from '../core/model.ts';
 import { computeCodeFingerprint, readParseCache, writeParseCache } from './cache.ts';
 import { enrichSources } from './enrich/enrich-sources.ts';
 import type { ProgressReporter } from './enrich/progress.ts';
 import { serializeModel } from './emit/model-file.ts';
-import { finishTree, renderTree, type RenderState } from './emit/render-tree.ts';
+import { finishTree, renderTree, type RenderedTree, type RenderTreeOptions } from './emit/render-tree.ts';
 import { prepareSite } from './emit/site/build-site.ts';
 import { recoverTree, writeTree, type WriteReport } from './emit/write-tree.ts';
 import { BuildError, type BuildIssue } from './errors.ts';
@@ -21,9 +20,6 @@ import { parseRecords, type ParseCache } from './parse/parse-records.ts';
 
 /** Brotli quality and gzip level of precompressed siblings; chosen by `npm run bench` (see BENCHMARKS.md). */
 export const COMPRESSION = { brotliQuality: 5, gzipLevel: 6 } as const;
-
-/** Name of the render state under `dist/_geoshelf/`. */
-const RENDER_STATE_FILE = 'render-state.json';
 
 /** Options of a build. */
 export interface BuildOptions {
@@ -77,8 +73,7 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
   const index = createCatalogIndex(loaded.model, settings);
   // A build killed part way may have left dist/ mid-update: finish or undo that before comparing against it.
   await recoverTree(config.distDir, log);
-  const previousManifest = options.full ? undefined : await readManifest(config.distDir);
-  const previousState = previousManifest ? await readRenderState(config.distDir) : undefined;
+  const previousRoot = options.full ? undefined : await readManifestRoot(config.distDir);
   const site = await prepareSite(index, {
     root: fileURLToPath(new URL('..', import.meta.url)),
     dataDir: config.dataDir,
@@ -86,28 +81,34 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
     browserSqlLimitBytes: config.siteBrowserSqlMb * 1_000_000,
     log,
   });
-  const rendered = renderTree(index, {
+  const render = (previous: RenderTreeOptions['previous']) => renderTree(index, {
     searchSliceTerms: config.searchSliceTerms,
     fingerprint: `${code}:${config.searchSliceTerms}:${site.fingerprint}${options.skipStac ? ':no-stac' : ''}`,
     skipStac: options.skipStac,
     datasetJson: serialized.datasetJson,
     site: site.scopes,
-    ...(previousManifest && previousState ? { previous: { state: previousState, manifest: previousManifest } } : {}),
+    ...(previous ? { previous } : {}),
   });
+  let rendered: RenderedTree;
+  let incremental = previousRoot !== undefined;
+  try {
+    rendered = render(previousRoot && { root: previousRoot, readPart: (sha256) => readManifestPart(config.distDir, sha256) });
+  } catch (error) {
+    if (!(error instanceof PartUnreadable)) throw error;
+    log(`the previous tree cannot be compared with (${error.message}): writing a whole new one`);
+    incremental = false;
+    rendered = render(undefined);
+  }
   await finishTree(rendered);
-  log(`rendered ${rendered.files.length} documents and pages (${site.rendered()} pages), kept ${rendered.reusedKeys.length} whose inputs did not change`);
+  log(`rendered ${rendered.files.length} documents and pages (${site.rendered()} pages), kept ${rendered.keptFiles} whose inputs did not change`);
 
-  const report = await writeTree(rendered.files, {
+  const report = await writeTree(rendered, {
     distDir: config.distDir,
     settings: { base_url: config.baseUrl, storage_base_url: config.storageBaseUrl },
-    internal: [
-      { key: MODEL_FILE, body: Buffer.from(serialized.json), type: 'application/json' },
-      { key: RENDER_STATE_FILE, body: Buffer.from(JSON.stringify(rendered.state)), type: 'application/json' },
-    ],
-    reusedKeys: rendered.reusedKeys,
+    internal: [{ key: MODEL_FILE, body: Buffer.from(serialized.json), type: 'application/json' }],
     threads: config.buildConcurrency,
     ...COMPRESSION,
-    previous: previousManifest,
+    incremental,
     log,
   });
   await writeParseCache(config.cacheDir, code, loaded.parseCache);
@@ -118,7 +119,7 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
     log(`gave ${ids.added.length} new records their ids; commit ${relative(process.cwd(), ledgerPath)}`);
   }
   log(`${report.mode} build: wrote ${report.written.length}, removed ${report.removed.length}, kept ${report.unchanged} in ${Math.round(performance.now() - started)} ms`);
-  return { ...report, documents: rendered.files.length + rendered.reusedKeys.length, newIds: ids.added.length, warnings: loaded.warnings, dataFilesRead: loaded.dataFilesRead, twins: loaded.twins };
+  return { ...report, documents: report.written.length + report.unchanged, newIds: ids.added.length, warnings: loaded.warnings, dataFilesRead: loaded.dataFilesRead, twins: loaded.twins };
 }
 
 /**
@@ -146,14 +147,6 @@ export async function loadCatalogModel(options: BuildOptions, parseCache: ParseC
   issues.push(...enrichment.issues);
   if (issues.length > 0) throw new BuildError(sortIssues(issues), enrichment.warnings);
   return { model, ids, warnings: enrichment.warnings, parseCache: parsed.cache, dataFilesRead: enrichment.filesRead, twins: enrichment.twins };
-}
-
-async function readRenderState(distDir: string): Promise<RenderState | undefined> {
-  try {
-    return JSON.parse(await readFile(join(distDir, INTERNAL_DIR, RENDER_STATE_FILE), 'utf8')) as RenderState;
-  } catch {
-    return undefined;
-  }
 }
 
 async function listDataFiles(dataDir: string): Promise<Set<string>> {

@@ -1,8 +1,9 @@
 import { cp, readdir, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
-import { readManifest } from '../runtime/manifest.ts';
+import { readManifest, readManifestRoot, serializeManifest } from '../runtime/manifest.ts';
 import { buildCatalog, loadCatalogModel } from '../generator/build.ts';
 import { serializeModel } from '../generator/emit/model-file.ts';
 import { createServer } from '../server/app.ts';
@@ -74,6 +75,53 @@ describe('builds', () => {
       expect({ path, ino: file.ino, mtimeMs: file.mtimeMs }).toEqual({ path, ino: before.get(path)?.ino, mtimeMs: before.get(path)?.mtimeMs });
     }
     expect(after.get('api/collections/natural-earth/datasets/land/index.json')!.bytes.toString()).toContain('Edited for the test.');
+  });
+
+  it('keep the manifest in parts: an edit rewrites the root and the parts it touches, and leaves no part behind', async () => {
+    const config = await makeTestConfig();
+    await buildCatalog({ config });
+    const root = async () => (await readManifestRoot(config.distDir))!;
+    const partFiles = async () => (await readdir(join(config.distDir, '_geoshelf/manifest'))).sort();
+    const before = await root();
+    expect(await partFiles()).toEqual(Object.values(before.parts).map((part) => `${part.sha256}.json`).sort());
+    const whole = (await readManifest(config.distDir))!;
+    expect(Object.keys(whole.files).length).toBe(Object.values(before.parts).reduce((sum, part) => sum + part.files, 0));
+    // The root names parts, not files: it stays small whatever the tree holds.
+    expect((await readFile(join(config.distDir, 'manifest.json'))).length).toBeLessThan(serializeManifest(whole).length / 20);
+    const record = await readFile(join(config.catalogDir, LAND), 'utf8');
+    await writeFile(join(config.catalogDir, LAND), record.replace(/^description: >-\n/m, 'description: >-\n  Edited for the parts.\n'));
+    await buildCatalog({ config });
+    const after = await root();
+    const changed = Object.keys(after.parts).filter((name) => after.parts[name]!.sha256 !== before.parts[name]?.sha256).sort();
+    const landId = (await readLedger(join(config.catalogDir, 'ledger.json'))).ids.dataset['natural-earth/land']![0]!;
+    expect(changed).toEqual([`datasets-${Math.floor(landId / 128)}`, 'collection-natural-earth', 'full-text', 'global'].sort());
+    expect(await partFiles()).toEqual(Object.values(after.parts).map((part) => `${part.sha256}.json`).sort());
+    const edited = (await readManifest(config.distDir))!;
+    expect(Object.keys(edited.files).sort()).toEqual(Object.keys(whole.files).sort());
+    const key = 'api/collections/natural-earth/datasets/land/index.json';
+    expect(edited.files[key]!.sha256).toBe(createHash('sha256').update(await readFile(join(config.distDir, key))).digest('hex'));
+    expect(edited.files[key]!.sha256).not.toBe(whole.files[key]!.sha256);
+  });
+
+  // A kept part is not read, so its size is what is checked; a part the edit touches is read and its hash checked.
+  it.each([
+    ['missing', 'collection-geonames', (): string | undefined => undefined],
+    ['of another size', 'collection-geonames', (text: string | undefined) => `${text} `],
+    ['changed in place', 'collection-natural-earth', (text: string | undefined) => text!.replace(/"sha256":"(.)/, (_, first: string) => `"sha256":"${first === '0' ? '1' : '0'}`)],
+  ])('write a whole new tree when a part of the manifest is %s', async (_, name, spoil) => {
+    const config = await makeTestConfig();
+    await buildCatalog({ config });
+    const whole = (await readManifest(config.distDir))!;
+    const path = join(config.distDir, '_geoshelf/manifest', `${(await readManifestRoot(config.distDir))!.parts[name]!.sha256}.json`);
+    const spoiled = spoil(await readFile(path, 'utf8'));
+    await (spoiled === undefined ? rm(path) : writeFile(path, spoiled));
+    const record = await readFile(join(config.catalogDir, LAND), 'utf8');
+    await writeFile(join(config.catalogDir, LAND), record.replace(/^description: >-\n/m, 'description: >-\n  Edited.\n'));
+    const rebuilt = await buildCatalog({ config });
+    expect(rebuilt.mode).toBe('full');
+    const after = (await readManifest(config.distDir))!;
+    expect(Object.keys(after.files).sort()).toEqual(Object.keys(whole.files).sort());
+    expect(after.files['api/collections/geonames/index.json']).toEqual(whole.files['api/collections/geonames/index.json']);
   });
 
   it('remove the files of a deleted dataset, and keep its id out of use', async () => {

@@ -6,7 +6,7 @@ import { findSeriousViolations } from './helpers/axe.ts';
 import { browserUnavailable, collectPageErrors, launchBrowser, recordRequests } from './helpers/browser.ts';
 import { ROOT } from './helpers/catalog.ts';
 import { startGeoshelf, type RunningSite } from './helpers/web-app.ts';
-import type { Manifest } from '../runtime/manifest.ts';
+import { readManifest } from '../runtime/manifest.ts';
 
 const FILE_PAGE = '/collections/us-census/datasets/us-boundaries/files/states/';
 
@@ -81,7 +81,7 @@ describe.skipIf(browserUnavailable)('the web app served by geoshelf', () => {
   });
 
   it('keeps a dataset page under 60 KB compressed on first load: HTML, CSS and scripts', async () => {
-    const manifest = JSON.parse(await readFile(join(site.distDir, 'manifest.json'), 'utf8')) as Manifest;
+    const manifest = (await readManifest(site.distDir))!;
     const key = 'collections/geonames/datasets/cities/index.html';
     const html = await readFile(join(site.distDir, key), 'utf8');
     const linked = [...html.matchAll(/(?:href|src)="\/(_site\/[^"]+\.(?:css|js))"/g)].map((match) => match[1]!);

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import type { CatalogIndex, CollectionEntry } from '../../core/catalog-index.ts';
 import type { CollectionModel, DatasetModel } from '../../core/model.ts';
-import type { Manifest } from '../../runtime/manifest.ts';
+import type { ManifestPart, ManifestRoot, PartRef } from '../../runtime/manifest.ts';
 import { answerCatalogRoute, createRenderContext } from '../../core/api/catalog/answer.ts';
 import { PROBLEM_CONTENT_TYPE } from '../../core/constants.ts';
 import { fileKeyForRoute, type CatalogRoute } from '../../core/api/catalog/resolve.ts';
@@ -11,20 +11,14 @@ import { listCollectionRoutes, listDatasetRoutes, listGlobalRoutes } from './lis
 import { createCatalogOpenApiDocument } from '../../core/api/openapi.ts';
 import { stacCollectionFiles, stacDatasetFiles, stacGlobalFiles } from './stac-files.ts';
 
-/** What the previous build rendered per scope, so an unchanged scope is not rendered again. */
-export interface RenderState {
-  /** Code, settings and slice options the documents were rendered with; any change renders everything. */
-  fingerprint: string;
-  scopes: Record<string, { hash: string; keys: string[] }>;
-}
-
 /** Options of `renderTree`. */
 export interface RenderTreeOptions {
   searchSliceTerms: number;
   fingerprint: string;
   /** JSON of each dataset, from the model serialisation. */
   datasetJson: Map<number, string>;
-  previous?: { state: RenderState; manifest: Manifest };
+  /** The manifest root of the tree in `dist/`, and a reader of its parts; absent for a full build. */
+  previous?: { root: ManifestRoot; readPart: (sha256: string) => ManifestPart };
   /** What each scope adds to the web app; its pages are rendered later, asynchronously (see `PendingScope`). */
   site?: SiteScopes;
   /** Leave out the static STAC tree (/stac): only the build benchmark does, to measure what the tree costs. */
@@ -49,76 +43,108 @@ export interface SiteScopes {
   dataset: (collection: CollectionModel, dataset: DatasetModel) => ScopeExtras;
 }
 
-/** Asynchronous work of a scope that was rendered again; its files' keys join the scope's keys in the state. */
+/** Asynchronous work of a scope that was rendered again; its files' keys join the scope's keys. */
 export interface PendingScope {
-  scope: string;
+  scope: RenderedScope;
   run: () => Promise<TreeFile[]>;
 }
 
-/** The rendered files, the keys kept from the previous build, and the state to store for the next one. */
-export interface RenderedTree {
-  files: TreeFile[];
-  reusedKeys: string[];
-  state: RenderState;
-  pending: PendingScope[];
+/** A scope of a part that is written again: the hash of its inputs, and either its files kept whole or the keys rendered now. */
+export interface RenderedScope {
+  hash: string;
+  kept?: ManifestPart['scopes'][string]['files'];
+  keys: string[];
 }
 
-/** Runs the pending work of the scopes and adds its files to the tree and its keys to the state. */
+/**
+ * A part of the new tree: kept as the previous root names it (none of its scopes' inputs changed, and it was not
+ * read), or planned again from its scopes, with its previous version when there was one.
+ */
+export type PartPlan =
+  | { kept: PartRef }
+  | { inputs: string; scopes: Map<string, RenderedScope>; previous?: ManifestPart; previousSha256?: string };
+
+/** The rendered files, every part of the new tree, and the asynchronous work still to run. */
+export interface RenderedTree {
+  files: TreeFile[];
+  parts: Map<string, PartPlan>;
+  /** Parts the previous root named that the new tree no longer has, by name, with their versions. */
+  dropped: Map<string, { sha256: string; part: ManifestPart }>;
+  /** How many files were kept without rendering: in kept parts and in kept scopes. */
+  keptFiles: number;
+  pending: PendingScope[];
+  fingerprint: string;
+}
+
+/** Runs the pending work of the scopes and adds its files to the tree and its keys to their scopes. */
 export async function finishTree(tree: RenderedTree): Promise<void> {
   for (const { scope, run } of tree.pending) {
     const made = await run();
     tree.files.push(...made);
-    tree.state.scopes[scope]!.keys.push(...made.map((file) => file.key));
+    scope.keys.push(...made.map((file) => file.key));
   }
   tree.pending = [];
 }
+
+/**
+ * The manifest part a render scope is listed in. Datasets are grouped by id, 128 to a part, so that a part is a few
+ * hundred kilobytes at any catalog size and an edit rewrites one; a collection's slices, the global documents and
+ * the web app's shared files each have one.
+ */
+export function partOfScope(scope: string): string {
+  const dataset = /^dataset:(\d+)$/.exec(scope);
+  if (dataset) return `datasets-${Math.floor(Number(dataset[1]) / DATASETS_PER_PART)}`;
+  return scope.replace(':', '-');
+}
+
+const DATASETS_PER_PART = 128;
+
+/** The scope of the documents that are rendered at every build (the OpenAPI document and the discovery files). */
+const ALWAYS = 'always';
 
 type ComputedRoute = Exclude<CatalogRoute, { route: 'openapi' }>;
 
 /**
  * Renders the tree in scopes: one per dataset (its detail, by-id, file and schema documents), one per collection
  * (its listing slices and tags), and the global documents. A scope whose inputs hash the same as in the previous
- * build keeps its files without rendering, which is what makes a one-dataset edit of a large catalog quick.
+ * build keeps its files without rendering, and a manifest part all of whose scopes are kept is not even read:
+ * that is what makes a one-dataset edit of a large catalog quick.
  */
 export function renderTree(index: CatalogIndex, options: RenderTreeOptions): RenderedTree {
   const context = createRenderContext(index);
-  const files: TreeFile[] = [];
-  const reusedKeys: string[] = [];
-  const state: RenderState = { fingerprint: options.fingerprint, scopes: {} };
-  const previous = options.previous?.state.fingerprint === options.fingerprint ? options.previous : undefined;
   const { site } = options;
+  const stac = !options.skipStac;
+  const previous = options.previous;
+  const sameCode = previous?.root.fingerprint === options.fingerprint;
   const contextHash = sha256(JSON.stringify([index.settings, index.model.formats, index.model.storageLocations]));
 
-  const pending: PendingScope[] = [];
-  const stac = !options.skipStac;
-  const renderScope = (scope: string, inputs: string, routes: () => ComputedRoute[], extras?: () => ScopeExtras, stacFiles?: () => TreeFile[]) => {
-    const scopeHash = sha256(`${contextHash}\n${inputs}`);
-    const before = previous?.state.scopes[scope];
-    if (before && before.hash === scopeHash && before.keys.every((key) => previous!.manifest.files[key])) {
-      reusedKeys.push(...before.keys);
-      state.scopes[scope] = before;
-      return;
-    }
-    const keys: string[] = [];
-    for (const route of routes()) {
-      const key = fileKeyForRoute(route);
-      if (key === undefined) continue;
-      const answer = answerCatalogRoute(context, route);
-      files.push({ key, body: serializeJson(answer.body), type: answer.problem ? PROBLEM_CONTENT_TYPE : 'application/json' });
-      keys.push(key);
-    }
-    const extra = extras?.();
-    for (const file of [...(extra?.files ?? []), ...(stac && stacFiles ? stacFiles() : [])]) {
-      files.push(file);
-      keys.push(file.key);
-    }
-    if (extra?.later) pending.push({ scope, run: extra.later });
-    state.scopes[scope] = { hash: scopeHash, keys };
+  interface Scope {
+    name: string;
+    hash: string;
+    render: () => { files: TreeFile[]; later?: () => Promise<TreeFile[]> };
+  }
+  const byPart = new Map<string, Scope[]>();
+  const addScope = (name: string, inputs: string, routes: () => ComputedRoute[], extras?: () => ScopeExtras, stacFiles?: () => TreeFile[]) => {
+    const render = () => {
+      const files: TreeFile[] = [];
+      for (const route of routes()) {
+        const key = fileKeyForRoute(route);
+        if (key === undefined) continue;
+        const answer = answerCatalogRoute(context, route);
+        files.push({ key, body: serializeJson(answer.body), type: answer.problem ? PROBLEM_CONTENT_TYPE : 'application/json' });
+      }
+      const extra = extras?.();
+      files.push(...(extra?.files ?? []), ...(stac && stacFiles ? stacFiles() : []));
+      return { files, later: extra?.later };
+    };
+    const part = partOfScope(name);
+    if (!byPart.has(part)) byPart.set(part, []);
+    byPart.get(part)!.push({ name, hash: sha256(`${contextHash}\n${inputs}`), render });
   };
 
   if (site) {
-    renderScope('full-text', site.search.inputs, () => [], site.search.extras);
-    renderScope('site-assets', site.assets.inputs, () => [], site.assets.extras);
+    addScope('full-text', site.search.inputs, () => [], site.search.extras);
+    addScope('site-assets', site.assets.inputs, () => [], site.assets.extras);
   }
   const collectionHashes: string[] = [];
   for (const entry of index.collections.values()) {
@@ -127,15 +153,50 @@ export function renderTree(index: CatalogIndex, options: RenderTreeOptions): Ren
     const datasetHashes = datasets.map((dataset) => sha256(options.datasetJson.get(dataset.id) ?? JSON.stringify(dataset)));
     const collectionInputs = `${headerJson}\n${options.searchSliceTerms}\n${datasetHashes.join('\n')}`;
     collectionHashes.push(sha256(collectionInputs));
-    renderScope(`collection:${entry.collection.slug}`, collectionInputs, () => listCollectionRoutes(entry, options.searchSliceTerms), site && (() => site.collection(entry)), () => stacCollectionFiles(context, entry.collection));
+    addScope(`collection:${entry.collection.slug}`, collectionInputs, () => listCollectionRoutes(entry, options.searchSliceTerms), site && (() => site.collection(entry)), () => stacCollectionFiles(context, entry.collection));
     datasets.forEach((dataset, position) => {
-      renderScope(`dataset:${dataset.id}`, `${headerJson}\n${datasetHashes[position]}`, () => listDatasetRoutes(entry.collection, dataset, index), site && (() => site.dataset(entry.collection, dataset)), () => stacDatasetFiles(context, entry.collection, dataset));
+      addScope(`dataset:${dataset.id}`, `${headerJson}\n${datasetHashes[position]}`, () => listDatasetRoutes(entry.collection, dataset, index), site && (() => site.dataset(entry.collection, dataset)), () => stacDatasetFiles(context, entry.collection, dataset));
     });
   }
-  renderScope('global', collectionHashes.join('\n'), listGlobalRoutes, site?.global, () => stacGlobalFiles(context));
-  files.push({ key: 'api/openapi/index.json', body: serializeJson(createCatalogOpenApiDocument(index.settings.baseUrl)), type: 'application/json' });
-  files.push(...renderDiscoveryFiles(index));
-  return { files, reusedKeys, state, pending };
+  addScope('global', collectionHashes.join('\n'), listGlobalRoutes, site?.global, () => stacGlobalFiles(context));
+  // Cheap, and read from the whole index: rendered at every build, so their hash never matches.
+  const always = () => ({ files: [{ key: 'api/openapi/index.json', body: serializeJson(createCatalogOpenApiDocument(index.settings.baseUrl)), type: 'application/json' }, ...renderDiscoveryFiles(index)] });
+  byPart.set(ALWAYS, [{ name: ALWAYS, hash: '', render: always }]);
+
+  const files: TreeFile[] = [];
+  const parts = new Map<string, PartPlan>();
+  const pending: PendingScope[] = [];
+  let keptFiles = 0;
+  for (const [name, scopes] of byPart) {
+    const inputs = sha256(scopes.map((scope) => `${scope.name}\t${scope.hash}`).join('\n'));
+    const ref = previous && Object.hasOwn(previous.root.parts, name) ? previous.root.parts[name] : undefined;
+    if (ref && sameCode && ref.inputs === inputs && name !== ALWAYS) {
+      parts.set(name, { kept: ref });
+      keptFiles += ref.files;
+      continue;
+    }
+    const before = ref ? previous!.readPart(ref.sha256) : undefined;
+    const planned = new Map<string, RenderedScope>();
+    for (const scope of scopes) {
+      const old = sameCode && before && Object.hasOwn(before.scopes, scope.name) ? before.scopes[scope.name] : undefined;
+      if (old && old.hash === scope.hash && scope.hash !== '') {
+        planned.set(scope.name, { hash: scope.hash, kept: old.files, keys: [] });
+        keptFiles += Object.keys(old.files).length;
+        continue;
+      }
+      const made = scope.render();
+      const rendered: RenderedScope = { hash: scope.hash, keys: made.files.map((file) => file.key) };
+      files.push(...made.files);
+      if (made.later) pending.push({ scope: rendered, run: made.later });
+      planned.set(scope.name, rendered);
+    }
+    parts.set(name, { inputs, scopes: planned, ...(before ? { previous: before, previousSha256: ref!.sha256 } : {}) });
+  }
+  const dropped = new Map<string, { sha256: string; part: ManifestPart }>();
+  for (const [name, ref] of Object.entries(previous?.root.parts ?? {})) {
+    if (!parts.has(name)) dropped.set(name, { sha256: ref.sha256, part: previous!.readPart(ref.sha256) });
+  }
+  return { files, parts, dropped, keptFiles, pending, fingerprint: options.fingerprint };
 }
 
 function sha256(text: string): string {

@@ -3,7 +3,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { COMPRESS_MIN_BYTES, INTERNAL_DIR } from '../../core/constants.ts';
-import { serializeManifest, type Manifest, type ManifestEntry } from '../../runtime/manifest.ts';
+import { partKey, serializePart, serializeRoot, type Manifest, type ManifestEntry, type ManifestPart, type ManifestRoot } from '../../runtime/manifest.ts';
+import type { RenderedTree } from './render-tree.ts';
 import type { TreeFile } from '../../core/static-files.ts';
 import { compressBody, type CompressResult } from './compress.ts';
 import { CompressPool } from './compress-pool.ts';
@@ -23,15 +24,16 @@ export interface WriteTreeOptions {
   settings: Manifest['settings'];
   /** Files under `_geoshelf/` that the server reads; written every time, never in the manifest. */
   internal: TreeFile[];
-  /** Keys of files that were not rendered again because their inputs did not change; kept as they are. */
-  reusedKeys?: string[];
   threads: number;
   brotliQuality: number;
   gzipLevel: number;
-  /** The manifest of the tree in `distDir`; absent for a full build into a fresh folder. */
-  previous: Manifest | undefined;
+  /** Whether the parts were planned against the tree in `distDir`; false writes a fresh tree and swaps it in. */
+  incremental: boolean;
   log?: (line: string) => void;
 }
+
+/** What `writeTree` needs of a rendered tree. */
+export type TreeToWrite = Pick<RenderedTree, 'files' | 'parts' | 'dropped' | 'fingerprint'>;
 
 /**
  * Writes the static tree so that a build that fails or is killed never leaves a broken one:
@@ -40,46 +42,57 @@ export interface WriteTreeOptions {
  *   place (`applyJournal`), with the manifest renamed last and removed files deleted after it. Nothing in
  *   `distDir` is touched before every changed file has been written in full, so a failure while writing (a full
  *   disk: `DiskFull`) leaves the previous tree as it was, and the staging folder is removed.
+ * Only the manifest parts that were planned again are read and written (`renderTree`); a part kept whole stays as
+ * it is on disk, under the same name.
  * Every file is compressed first, on every core, then written by this thread alone: on this machine, writing
  * while compressing made file creation three times slower (the kernel's file-system work competes for the cores),
  * and parallel writers were slower than one.
  */
-export async function writeTree(files: TreeFile[], options: WriteTreeOptions): Promise<WriteReport> {
-  const { previous } = options;
-  const entries: Record<string, ManifestEntry> = {};
-  for (const key of options.reusedKeys ?? []) {
-    const old = previous?.files[key];
-    if (!old) throw new Error(`${key} was reused but is not in the previous manifest`);
-    entries[key] = old;
-  }
+export async function writeTree(tree: TreeToWrite, options: WriteTreeOptions): Promise<WriteReport> {
+  // The files the planned and dropped parts listed before: what the new files are compared with, and may remove.
+  const previous = new Map<string, ManifestEntry>();
+  const remember = (part: ManifestPart) => {
+    for (const scope of Object.values(part.scopes)) for (const [key, entry] of Object.entries(scope.files)) previous.set(key, entry);
+  };
+  for (const plan of tree.parts.values()) if (!('kept' in plan) && plan.previous) remember(plan.previous);
+  for (const { part } of tree.dropped.values()) remember(part);
+
+  const entries = new Map<string, ManifestEntry>();
   const changed: TreeFile[] = [];
-  for (const file of files) {
+  for (const file of tree.files) {
     const sha256 = hash('sha256', file.body, 'hex');
-    const old = previous?.files[file.key];
+    const old = previous.get(file.key);
     if (old && old.sha256 === sha256 && old.type === file.type) {
-      entries[file.key] = old;
+      entries.set(file.key, old);
       continue;
     }
-    entries[file.key] = { sha256, bytes: file.body.length, type: file.type };
+    entries.set(file.key, { sha256, bytes: file.body.length, type: file.type });
     changed.push(file);
   }
-  const removed = previous ? Object.keys(previous.files).filter((key) => !(key in entries)) : [];
   const staging = `${options.distDir}.${STAGING}-${process.pid}`;
   await rm(staging, { recursive: true, force: true });
   let committed = false;
   try {
     await writeFiles(staging, changed, entries, options);
-    await mkdir(join(staging, INTERNAL_DIR), { recursive: true });
-    for (const file of options.internal) await writeFile(join(staging, INTERNAL_DIR, file.key), file.body);
-    const manifest: Manifest = { format: 'geoshelf-manifest/1', settings: options.settings, files: entries };
-    await writeFile(join(staging, 'manifest.json'), serializeManifest(manifest));
-    if (previous) {
+    const { root, parts, listed } = assembleParts(tree, entries, options.settings);
+    const removed = [...previous.keys()].filter((key) => !listed.has(key));
+    const internal = [...options.internal.map((file) => ({ ...file, key: `${INTERNAL_DIR}/${file.key}` })), ...parts.written];
+    for (const file of internal) {
+      await mkdir(dirname(join(staging, file.key)), { recursive: true });
+      await writeFile(join(staging, file.key), file.body);
+    }
+    await writeFile(join(staging, 'manifest.json'), serializeRoot(root));
+    if (options.incremental) {
       const journal = planApply(changed, removed, previous);
+      journal.moves.push(...internal.map((file) => file.key));
+      journal.deletes.push(...parts.replaced.map(partKey));
       await makeFolders(options.distDir, journal.moves);
       await writeJournal(staging, journal);
       committed = true;
       await applyJournal(staging, options.distDir, journal);
     } else await swapIn(staging, options.distDir);
+    const total = Object.values(root.parts).reduce((sum, part) => sum + part.files, 0);
+    return { mode: options.incremental ? 'incremental' : 'full', written: changed.map((file) => file.key), removed, unchanged: total - changed.length };
   } catch (error) {
     if (!committed && isDiskFull(error)) throw diskFull(options.distDir);
     throw error;
@@ -87,22 +100,56 @@ export async function writeTree(files: TreeFile[], options: WriteTreeOptions): P
     // A journal whose renames failed part way stays, so the next build finishes them (recoverTree).
     if (!committed || !(await exists(join(staging, JOURNAL)))) await rm(staging, { recursive: true, force: true });
   }
-  return { mode: previous ? 'incremental' : 'full', written: changed.map((file) => file.key), removed, unchanged: Object.keys(entries).length - changed.length };
 }
 
-async function writeFiles(root: string, files: TreeFile[], entries: Record<string, ManifestEntry>, options: WriteTreeOptions): Promise<void> {
+/**
+ * The new root and the parts planned again: each part's files are its kept scopes' entries and the entries of the
+ * files rendered now. Returns the part files to write (those whose bytes changed), the part files they replace
+ * (by hash), and every key the planned parts list.
+ */
+function assembleParts(tree: TreeToWrite, entries: Map<string, ManifestEntry>, settings: Manifest['settings']) {
+  const root: ManifestRoot = { format: 'geoshelf-manifest/2', settings, fingerprint: tree.fingerprint, parts: {} };
+  const written: TreeFile[] = [];
+  const superseded = [...tree.dropped.values()].map((dropped) => dropped.sha256);
+  const listed = new Set<string>();
+  for (const [name, plan] of tree.parts) {
+    if ('kept' in plan) {
+      root.parts[name] = plan.kept;
+      continue;
+    }
+    const part: ManifestPart = { scopes: {} };
+    let count = 0;
+    for (const [scope, rendered] of plan.scopes) {
+      const files = rendered.kept ?? Object.fromEntries(rendered.keys.map((key) => [key, entries.get(key)!]));
+      for (const key of Object.keys(files)) listed.add(key);
+      count += Object.keys(files).length;
+      part.scopes[scope] = { hash: rendered.hash, files };
+    }
+    const body = Buffer.from(serializePart(part));
+    const sha256 = hash('sha256', body, 'hex');
+    root.parts[name] = { sha256, bytes: body.length, inputs: plan.inputs, files: count };
+    if (sha256 === plan.previousSha256) continue;
+    written.push({ key: partKey(sha256), body, type: 'application/json' });
+    if (plan.previousSha256) superseded.push(plan.previousSha256);
+  }
+  // A part file is named by its bytes: one the new root still names is not deleted, whichever part named it before.
+  const named = new Set(Object.values(root.parts).map((part) => part.sha256));
+  return { root, parts: { written, replaced: [...new Set(superseded)].filter((sha256) => !named.has(sha256)) }, listed };
+}
+
+async function writeFiles(root: string, files: TreeFile[], entries: Map<string, ManifestEntry>, options: WriteTreeOptions): Promise<void> {
   const { log } = options;
   // Files with the same bytes (a STAC Item under its canonical path and its version's) are compressed once.
   const distinct = new Map<string, TreeFile>();
   for (const file of files) {
-    if (file.body.length >= COMPRESS_MIN_BYTES && !distinct.has(entries[file.key]!.sha256)) distinct.set(entries[file.key]!.sha256, file);
+    if (file.body.length >= COMPRESS_MIN_BYTES && !distinct.has(entries.get(file.key)!.sha256)) distinct.set(entries.get(file.key)!.sha256, file);
   }
   const large = [...distinct.values()];
   const started = performance.now();
   const compressed = await compressAll(large, options);
   if (large.length > 0) log?.(`compressed ${large.length} documents in ${Math.round(performance.now() - started)} ms`);
   const results = compressed.flat();
-  const byHash = new Map(large.map((file, index) => [entries[file.key]!.sha256, results[index]!]));
+  const byHash = new Map(large.map((file, index) => [entries.get(file.key)!.sha256, results[index]!]));
   const made = new Set<string>();
   const write = (key: string, bytes: Uint8Array) => {
     const path = join(root, key);
@@ -116,11 +163,11 @@ async function writeFiles(root: string, files: TreeFile[], entries: Record<strin
   let reported = performance.now();
   files.forEach((file, done) => {
     write(file.key, file.body);
-    const sibling = file.body.length >= COMPRESS_MIN_BYTES ? byHash.get(entries[file.key]!.sha256) : undefined;
+    const sibling = file.body.length >= COMPRESS_MIN_BYTES ? byHash.get(entries.get(file.key)!.sha256) : undefined;
     if (sibling) {
       write(`${file.key}.br`, sibling.br);
       write(`${file.key}.gz`, sibling.gz);
-      Object.assign(entries[file.key]!, { br: sibling.br.length, gz: sibling.gz.length });
+      Object.assign(entries.get(file.key)!, { br: sibling.br.length, gz: sibling.gz.length });
     }
     if (log && performance.now() - reported > 2000) {
       reported = performance.now();
@@ -159,7 +206,7 @@ interface ApplyJournal {
   deletes: string[];
 }
 
-function planApply(changed: TreeFile[], removed: string[], previous: Manifest): ApplyJournal {
+function planApply(changed: TreeFile[], removed: string[], previous: Map<string, ManifestEntry>): ApplyJournal {
   const moves: string[] = [];
   const deletes: string[] = [];
   for (const file of changed) {
@@ -170,7 +217,7 @@ function planApply(changed: TreeFile[], removed: string[], previous: Manifest): 
   }
   for (const key of removed) {
     deletes.push(key);
-    if (previous.files[key]?.br !== undefined) deletes.push(`${key}.br`, `${key}.gz`);
+    if (previous.get(key)?.br !== undefined) deletes.push(`${key}.br`, `${key}.gz`);
   }
   return { moves, deletes };
 }
@@ -209,12 +256,6 @@ async function readJournal(staging: string): Promise<ApplyJournal | undefined> {
 async function applyJournal(staging: string, distDir: string, journal: ApplyJournal): Promise<void> {
   for (const path of journal.moves) {
     if (await exists(join(staging, path))) await rename(join(staging, path), join(distDir, path));
-  }
-  if (await exists(join(staging, INTERNAL_DIR))) {
-    const old = join(staging, `${INTERNAL_DIR}.old`);
-    await rm(old, { recursive: true, force: true });
-    await rename(join(distDir, INTERNAL_DIR), old).catch(() => undefined);
-    await rename(join(staging, INTERNAL_DIR), join(distDir, INTERNAL_DIR));
   }
   if (await exists(join(staging, 'manifest.json'))) await rename(join(staging, 'manifest.json'), join(distDir, 'manifest.json'));
   for (const path of journal.deletes) await rm(join(distDir, path), { force: true });
