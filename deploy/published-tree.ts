@@ -2,9 +2,11 @@
  * The manifest a publish puts in the bucket: the built tree's `manifest.json`, plus the catalog's local data files
  * under `data/` when the documents link them there (`GEOSHELF_STORAGE_BASE_URL` left at `{base_url}/data`).
  */
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { MODEL_FILE, readManifest, type Manifest, type ManifestEntry, type ModelFile } from '../runtime/manifest.ts';
+import type { CatalogModel } from '../core/model.ts';
+import { MODEL_FILE, readManifest, type Manifest, type ManifestEntry } from '../runtime/manifest.ts';
+import { readModel } from '../runtime/model-file.ts';
 import { dataFileType, hashFile, listSourceFiles } from '../runtime/source-files.ts';
 import { DataCache } from '../generator/enrich/data-cache.ts';
 import { DATA_FACTS_VERSION } from '../generator/enrich/inspect-data-file.ts';
@@ -31,7 +33,7 @@ export async function readPublishedTree(distDir: string, dataDir: string, cacheD
   if (storageBaseUrl !== `${baseUrl}/data`) {
     return { manifest, dataNote: `data files not published: the documents link them at ${storageBaseUrl}, outside this tree` };
   }
-  const model = await readModel(distDir);
+  const model = readBuiltModel(distDir);
   const paths = new Set<string>();
   for (const collection of model.collections) for (const dataset of collection.datasets) for (const file of dataset.files) for (const format of file.formats) for (const source of format.sources) {
     if (source.location.type !== 'file' || !source.url?.startsWith(`${storageBaseUrl}/`)) continue;
@@ -60,9 +62,9 @@ export async function describeDataFiles(dataDir: string, paths: string[], cacheD
   return files;
 }
 
-async function readModel(distDir: string): Promise<ModelFile['model']> {
+function readBuiltModel(distDir: string): CatalogModel {
   try {
-    return (JSON.parse(await readFile(join(distDir, '_geoshelf', MODEL_FILE), 'utf8')) as ModelFile).model;
+    return readModel(distDir).file.model;
   } catch {
     throw new PublishError(`${distDir} has no readable _geoshelf/${MODEL_FILE}: run npm run build again.`);
   }

@@ -1,9 +1,11 @@
 import { readdir } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { basename, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createCatalogIndex } from '../core/catalog-index.ts';
 import type { Config } from '../runtime/config.ts';
-import { MODEL_FILE, PartUnreadable, readManifestPart, readManifestRoot } from '../runtime/manifest.ts';
+import { INTERNAL_DIR } from '../core/constants.ts';
+import { PartUnreadable, readManifestPart, readManifestRoot } from '../runtime/manifest.ts';
+import { modelPartKey, readModelRoot } from '../runtime/model-file.ts';
 import type { CatalogModel } from '../core/model.ts';
 import { computeCodeFingerprint, readParseCache, writeParseCache } from './cache.ts';
 import { enrichSources } from './enrich/enrich-sources.ts';
@@ -69,11 +71,11 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
   const loaded = await loadCatalogModel(options, options.full ? new Map() : await readParseCache(config.cacheDir, code));
 
   const settings = { baseUrl: config.baseUrl, storageBaseUrl: config.storageBaseUrl };
-  const serialized = serializeModel(settings, loaded.model);
-  const index = createCatalogIndex(loaded.model, settings);
   // A build killed part way may have left dist/ mid-update: finish or undo that before comparing against it.
   await recoverTree(config.distDir, log);
   const previousRoot = options.full ? undefined : await readManifestRoot(config.distDir);
+  let serialized = serializeModel(settings, loaded.model, previousRoot && readModelRoot(config.distDir));
+  const index = createCatalogIndex(loaded.model, settings);
   const site = await prepareSite(index, {
     root: fileURLToPath(new URL('..', import.meta.url)),
     dataDir: config.dataDir,
@@ -85,7 +87,7 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
     searchSliceTerms: config.searchSliceTerms,
     fingerprint: `${code}:${config.searchSliceTerms}:${site.fingerprint}${options.skipStac ? ':no-stac' : ''}`,
     skipStac: options.skipStac,
-    datasetJson: serialized.datasetJson,
+    datasetHashes: serialized.datasetHashes,
     site: site.scopes,
     ...(previous ? { previous } : {}),
   });
@@ -98,6 +100,8 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
     log(`the previous tree cannot be compared with (${error.message}): writing a whole new one`);
     incremental = false;
     rendered = render(undefined);
+    // A whole new tree holds every model part, not only those that changed.
+    serialized = serializeModel(settings, loaded.model);
   }
   await finishTree(rendered);
   log(`rendered ${rendered.files.length} documents and pages (${site.rendered()} pages), kept ${rendered.keptFiles} whose inputs did not change`);
@@ -105,7 +109,9 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
   const report = await writeTree(rendered, {
     distDir: config.distDir,
     settings: { base_url: config.baseUrl, storage_base_url: config.storageBaseUrl },
-    internal: [{ key: MODEL_FILE, body: Buffer.from(serialized.json), type: 'application/json' }],
+    internal: serialized.files,
+    // Model parts the new root no longer names: those of the previous build, and any a lost build left.
+    internalRemoved: incremental ? (await readdir(join(config.distDir, INTERNAL_DIR, 'model')).catch(() => [])).map((name) => modelPartKey(basename(name, '.json'))).filter((key) => !serialized.named.has(key)) : [],
     threads: config.buildConcurrency,
     ...COMPRESSION,
     incremental,

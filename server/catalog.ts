@@ -1,8 +1,7 @@
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { HTTPError } from 'h3';
 import { FastResponse } from 'srvx';
-import { INTERNAL_DIR } from '../core/constants.ts';
 import { createCatalogIndex } from '../core/catalog-index.ts';
 import { fileKeyForRoute, resolveApiUrl, type CatalogRoute } from '../core/api/catalog/resolve.ts';
 import { CATALOG_ROUTES } from '../core/api/catalog/routes.ts';
@@ -10,7 +9,8 @@ import { answerCatalogRoute, createRenderContext, type CatalogAnswer } from '../
 import type { RenderContext } from '../core/api/catalog/resources.ts';
 import { fileKeysForPath, serializeJson } from '../core/static-files.ts';
 import { pageKey, SITE_PATHS } from '../core/site/paths.ts';
-import { MODEL_FILE, readManifestSync, type ModelFile } from '../runtime/manifest.ts';
+import { readManifestSync } from '../runtime/manifest.ts';
+import { readModel, type LoadedModel } from '../runtime/model-file.ts';
 import { asBody, respondComputed, respondStatic } from './responses.ts';
 import { parseAcceptEncoding, StaticStore } from './static-store.ts';
 
@@ -22,6 +22,8 @@ export interface CatalogSnapshot {
   loadedAt: number;
   /** Request targets (path and query) already resolved to a prebuilt file. */
   memo: UrlMemo;
+  /** The model's parts by hash, which the next load takes over where its root names them again. */
+  modelParts: LoadedModel['parts'];
 }
 
 /** Methods of the catalog routes, for the Allow header of a 405. */
@@ -89,11 +91,12 @@ export function loadSnapshot(distDir: string, options: { budgetBytes: number; ca
   const loadedAt = statSync(manifestPath).mtimeMs;
   const manifest = readManifestSync(distDir);
   if (!manifest) throw new Error(`${distDir} holds no readable manifest.json; run npm run build`);
-  const stored = JSON.parse(readFileSync(join(distDir, INTERNAL_DIR, MODEL_FILE), 'utf8')) as ModelFile;
+  const same = previous?.store.distDir === distDir;
+  const stored = readModel(distDir, same ? previous.modelParts : undefined);
   const store = new StaticStore(distDir, manifest, options);
-  if (previous?.store.distDir === distDir) store.adopt(previous.store);
+  if (same) store.adopt(previous.store);
   else store.warm();
-  return { store, context: createRenderContext(createCatalogIndex(stored.model, stored.settings)), loadedAt, memo: new UrlMemo() };
+  return { store, context: createRenderContext(createCatalogIndex(stored.file.model, stored.file.settings)), loadedAt, memo: new UrlMemo(), modelParts: stored.parts };
 }
 
 /** Computes the answer of a route that has no prebuilt file, as the generator would have written it. */

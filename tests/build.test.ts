@@ -5,7 +5,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
 import { readManifest, readManifestRoot, serializeManifest } from '../runtime/manifest.ts';
 import { buildCatalog, loadCatalogModel } from '../generator/build.ts';
-import { serializeModel } from '../generator/emit/model-file.ts';
+import { datasetPart, readModel, readModelRoot } from '../runtime/model-file.ts';
 import { createServer } from '../server/app.ts';
 import { BuildError } from '../generator/errors.ts';
 import { readLedger } from '../generator/model/ledger.ts';
@@ -203,11 +203,24 @@ describe('caches', () => {
     expect(file.file.file_metadata.feature_count).toBe(10);
   });
 
-  it('write the model file exactly as a plain serialisation of the model would', async () => {
+  it('store the model in parts that read back as the model, and rewrite only the part of an edited dataset', async () => {
     const config = await makeTestConfig();
+    await buildCatalog({ config });
     const { model } = await loadCatalogModel({ config });
     const settings = { baseUrl: config.baseUrl, storageBaseUrl: config.storageBaseUrl };
-    expect(serializeModel(settings, model).json).toBe(JSON.stringify({ settings, model }));
+    expect(JSON.stringify(readModel(config.distDir).file)).toBe(JSON.stringify({ settings, model }));
+    const partFiles = async () => (await readdir(join(config.distDir, '_geoshelf/model'))).sort();
+    const before = readModelRoot(config.distDir)!;
+    expect(await partFiles()).toEqual(Object.values(before.parts).map((part) => `${part.sha256}.json`).sort());
+    const record = await readFile(join(config.catalogDir, LAND), 'utf8');
+    await writeFile(join(config.catalogDir, LAND), record.replace(/^description: >-\n/m, 'description: >-\n  Edited for the model.\n'));
+    await buildCatalog({ config });
+    const after = readModelRoot(config.distDir)!;
+    const landId = (await readLedger(join(config.catalogDir, 'ledger.json'))).ids.dataset['natural-earth/land']![0]!;
+    expect(Object.keys(after.parts).filter((name) => after.parts[name]!.sha256 !== before.parts[name]!.sha256)).toEqual([datasetPart(landId)]);
+    expect(await partFiles()).toEqual(Object.values(after.parts).map((part) => `${part.sha256}.json`).sort());
+    const land = readModel(config.distDir).file.model.collections.flatMap((collection) => collection.datasets).find((dataset) => dataset.id === landId)!;
+    expect(land.description).toContain('Edited for the model.');
   });
 });
 

@@ -2,7 +2,7 @@ import { chmod, cp, readFile, realpath, rm, stat, symlink, writeFile } from 'nod
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCatalog } from '../generator/build.ts';
-import type { ModelFile } from '../runtime/manifest.ts';
+import { readModel } from '../runtime/model-file.ts';
 import { readPmTilesInfo } from '../runtime/pmtiles-info.ts';
 import { SETTINGS } from '../runtime/config.ts';
 import { hasCommand } from '../scripts/fleet.ts';
@@ -122,7 +122,7 @@ describe('a CI run of the workflow', () => {
 
   it('caches every twin the build makes, its build caches, and no file a checkout has', async () => {
     expect(firstTwins).toEqual({ made: 1, current: 26 });
-    const { model } = JSON.parse(await readFile(join(configForCheckout(previous, env).distDir, '_geoshelf/model.json'), 'utf8')) as ModelFile;
+    const { model } = readModel(configForCheckout(previous, env).distDir).file;
     const twinPaths = model.collections.flatMap((collection) => collection.datasets).flatMap((dataset) => dataset.files).flatMap((file) => file.formats)
       .flatMap((format) => format.sources).flatMap((source) => (source.location.type === 'file' && source.location.path.endsWith('.pmtiles') ? [source.location.path] : []))
       .map((path) => `${env.GEOSHELF_DATA_DIR}/${path}`);

@@ -6,12 +6,13 @@ import { createSearchDocument, scoreDocument } from '../core/search.ts';
 import { OWN_FILE_WEIGHT } from '../core/api/stac/text-index.ts';
 import { tokenize } from '../core/text.ts';
 import { configureFootprintTester } from '../runtime/geometry-intersects.ts';
+import { readModel } from '../runtime/model-file.ts';
 import type { StacItemCollection } from '../schemas/stac-api.ts';
 import {
   MAX_FREE_TEXT_LENGTH, MAX_FREE_TEXT_TERMS, MAX_FREE_TEXT_WORDS, MAX_INTERSECTS_PARTS, MAX_INTERSECTS_POSITIONS, MAX_INTERSECTS_RINGS, MAX_PAGE_TOKEN_LENGTH,
   MAX_SEARCH_NAMES, MAX_SORT_KEYS,
 } from '../schemas/stac-api.ts';
-import { readSampleJson, sampleServer } from './helpers/sample.ts';
+import { readSampleJson, sampleConfig, sampleServer } from './helpers/sample.ts';
 
 const server = sampleServer();
 afterAll(() => server.close());
@@ -164,7 +165,7 @@ describe('free text ranks Items as /api\'s scorer does, word by word over the da
   let index: CatalogIndex;
   let catalogOrder: string[];
   beforeAll(async () => {
-    const stored = await readSampleJson<{ model: CatalogIndex['model']; settings: CatalogIndex['settings'] }>('_geoshelf/model.json');
+    const stored = readModel(sampleConfig().distDir).file;
     index = createCatalogIndex(stored.model, stored.settings);
     catalogOrder = keys(await page(await request(`/stac/api/search?limit=${MAX_ITEM_LIMIT}`)));
   });

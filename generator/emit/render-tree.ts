@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import type { CatalogIndex, CollectionEntry } from '../../core/catalog-index.ts';
 import type { CollectionModel, DatasetModel } from '../../core/model.ts';
 import type { ManifestPart, ManifestRoot, PartRef } from '../../runtime/manifest.ts';
+import { datasetPart } from '../../runtime/model-file.ts';
 import { answerCatalogRoute, createRenderContext } from '../../core/api/catalog/answer.ts';
 import { PROBLEM_CONTENT_TYPE } from '../../core/constants.ts';
 import { fileKeyForRoute, type CatalogRoute } from '../../core/api/catalog/resolve.ts';
@@ -15,8 +16,8 @@ import { stacCollectionFiles, stacDatasetFiles, stacGlobalFiles } from './stac-f
 export interface RenderTreeOptions {
   searchSliceTerms: number;
   fingerprint: string;
-  /** JSON of each dataset, from the model serialisation. */
-  datasetJson: Map<number, string>;
+  /** SHA-256 of each dataset's JSON, from the model serialisation. */
+  datasetHashes: Map<number, string>;
   /** The manifest root of the tree in `dist/`, and a reader of its parts; absent for a full build. */
   previous?: { root: ManifestRoot; readPart: (sha256: string) => ManifestPart };
   /** What each scope adds to the web app; its pages are rendered later, asynchronously (see `PendingScope`). */
@@ -93,11 +94,8 @@ export async function finishTree(tree: RenderedTree): Promise<void> {
  */
 export function partOfScope(scope: string): string {
   const dataset = /^dataset:(\d+)$/.exec(scope);
-  if (dataset) return `datasets-${Math.floor(Number(dataset[1]) / DATASETS_PER_PART)}`;
-  return scope.replace(':', '-');
+  return dataset ? datasetPart(Number(dataset[1])) : scope.replace(':', '-');
 }
-
-const DATASETS_PER_PART = 128;
 
 /** The scope of the documents that are rendered at every build (the OpenAPI document and the discovery files). */
 const ALWAYS = 'always';
@@ -150,7 +148,7 @@ export function renderTree(index: CatalogIndex, options: RenderTreeOptions): Ren
   for (const entry of index.collections.values()) {
     const { datasets, ...header } = entry.collection;
     const headerJson = JSON.stringify(header);
-    const datasetHashes = datasets.map((dataset) => sha256(options.datasetJson.get(dataset.id) ?? JSON.stringify(dataset)));
+    const datasetHashes = datasets.map((dataset) => options.datasetHashes.get(dataset.id) ?? sha256(JSON.stringify(dataset)));
     const collectionInputs = `${headerJson}\n${options.searchSliceTerms}\n${datasetHashes.join('\n')}`;
     collectionHashes.push(sha256(collectionInputs));
     addScope(`collection:${entry.collection.slug}`, collectionInputs, () => listCollectionRoutes(entry, options.searchSliceTerms), site && (() => site.collection(entry)), () => stacCollectionFiles(context, entry.collection));

@@ -22,8 +22,10 @@ export interface WriteReport {
 export interface WriteTreeOptions {
   distDir: string;
   settings: Manifest['settings'];
-  /** Files under `_geoshelf/` that the server reads; written every time, never in the manifest. */
+  /** Files under `_geoshelf/` that the server reads, by key under it; never in the manifest. */
   internal: TreeFile[];
+  /** Files under `_geoshelf/` to delete once the new manifest is in, by key under it (an incremental write only). */
+  internalRemoved?: string[];
   threads: number;
   brotliQuality: number;
   gzipLevel: number;
@@ -85,7 +87,7 @@ export async function writeTree(tree: TreeToWrite, options: WriteTreeOptions): P
     if (options.incremental) {
       const journal = planApply(changed, removed, previous);
       journal.moves.push(...internal.map((file) => file.key));
-      journal.deletes.push(...parts.replaced.map(partKey));
+      journal.deletes.push(...parts.replaced.map(partKey), ...(options.internalRemoved ?? []).map((key) => `${INTERNAL_DIR}/${key}`));
       await makeFolders(options.distDir, journal.moves);
       await writeJournal(staging, journal);
       committed = true;
