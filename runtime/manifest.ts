@@ -101,24 +101,30 @@ export function readManifestPart(distDir: string, sha256: string): ManifestPart 
   return JSON.parse(bytes.toString('utf8')) as ManifestPart;
 }
 
-/** The whole manifest of a root: every part read and their files put together. */
-export function assembleManifest(distDir: string, root: ManifestRoot): Manifest {
+/** A whole manifest, with its parts by hash, which a later load takes over where its root names them again. */
+export interface LoadedManifest {
+  manifest: Manifest;
+  parts: Map<string, ManifestPart>;
+}
+
+/**
+ * The whole manifest of a root: every part read and their files put together. Parts whose hash is in `reuse` (a
+ * previous load's) are taken as they are, not read again: a server reload after an edit reads the parts it touched.
+ */
+export function assembleManifest(distDir: string, root: ManifestRoot, reuse?: Map<string, ManifestPart>): LoadedManifest {
   const files = Object.create(null) as Record<string, ManifestEntry>;
+  const parts = new Map<string, ManifestPart>();
   for (const name of Object.keys(root.parts).sort()) {
-    const part = readManifestPart(distDir, root.parts[name]!.sha256);
+    const { sha256 } = root.parts[name]!;
+    const part = reuse?.get(sha256) ?? readManifestPart(distDir, sha256);
+    parts.set(sha256, part);
     for (const scope of Object.values(part.scopes)) Object.assign(files, scope.files);
   }
-  return { format: 'geoshelf-manifest/1', settings: root.settings, files };
+  return { manifest: { format: 'geoshelf-manifest/1', settings: root.settings, files }, parts };
 }
 
-/** Reads the whole manifest of a tree, or undefined when there is none or a part of it is unreadable. */
-export async function readManifest(distDir: string): Promise<Manifest | undefined> {
-  const root = await readManifestRoot(distDir);
-  return root && assembleOrUndefined(distDir, root);
-}
-
-/** Reads the whole manifest of a tree synchronously, for server start-up. */
-export function readManifestSync(distDir: string): Manifest | undefined {
+/** Loads the whole manifest of a tree for the server, taking over the parts of `reuse`; undefined when it cannot be read whole. */
+export function loadManifestSync(distDir: string, reuse?: Map<string, ManifestPart>): LoadedManifest | undefined {
   let text: string;
   try {
     text = readFileSync(join(distDir, 'manifest.json'), 'utf8');
@@ -126,15 +132,26 @@ export function readManifestSync(distDir: string): Manifest | undefined {
     return undefined;
   }
   const root = parseRoot(text);
-  return root && assembleOrUndefined(distDir, root);
-}
-
-function assembleOrUndefined(distDir: string, root: ManifestRoot): Manifest | undefined {
   try {
-    return assembleManifest(distDir, root);
+    return root && assembleManifest(distDir, root, reuse);
   } catch {
     return undefined;
   }
+}
+
+/** Reads the whole manifest of a tree, or undefined when there is none or a part of it is unreadable. */
+export async function readManifest(distDir: string): Promise<Manifest | undefined> {
+  const root = await readManifestRoot(distDir);
+  try {
+    return root && assembleManifest(distDir, root).manifest;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Reads the whole manifest of a tree synchronously. */
+export function readManifestSync(distDir: string): Manifest | undefined {
+  return loadManifestSync(distDir)?.manifest;
 }
 
 /** Serialises a whole manifest with sorted keys, one file per line, so two of them can be diffed. */

@@ -9,7 +9,7 @@ import { answerCatalogRoute, createRenderContext, type CatalogAnswer } from '../
 import type { RenderContext } from '../core/api/catalog/resources.ts';
 import { fileKeysForPath, serializeJson } from '../core/static-files.ts';
 import { pageKey, SITE_PATHS } from '../core/site/paths.ts';
-import { readManifestSync } from '../runtime/manifest.ts';
+import { loadManifestSync, type LoadedManifest } from '../runtime/manifest.ts';
 import { readModel, type LoadedModel } from '../runtime/model-file.ts';
 import { asBody, respondComputed, respondStatic } from './responses.ts';
 import { parseAcceptEncoding, StaticStore } from './static-store.ts';
@@ -22,7 +22,8 @@ export interface CatalogSnapshot {
   loadedAt: number;
   /** Request targets (path and query) already resolved to a prebuilt file. */
   memo: UrlMemo;
-  /** The model's parts by hash, which the next load takes over where its root names them again. */
+  /** The manifest's and the model's parts by hash, which the next load takes over where its roots name them again. */
+  manifestParts: LoadedManifest['parts'];
   modelParts: LoadedModel['parts'];
 }
 
@@ -89,14 +90,14 @@ function cost(target: string, key: string): number {
 export function loadSnapshot(distDir: string, options: { budgetBytes: number; cacheMaxAge: number }, previous?: CatalogSnapshot): CatalogSnapshot {
   const manifestPath = join(distDir, 'manifest.json');
   const loadedAt = statSync(manifestPath).mtimeMs;
-  const manifest = readManifestSync(distDir);
-  if (!manifest) throw new Error(`${distDir} holds no readable manifest.json; run npm run build`);
   const same = previous?.store.distDir === distDir;
+  const loaded = loadManifestSync(distDir, same ? previous.manifestParts : undefined);
+  if (!loaded) throw new Error(`${distDir} holds no readable manifest.json; run npm run build`);
   const stored = readModel(distDir, same ? previous.modelParts : undefined);
-  const store = new StaticStore(distDir, manifest, options);
+  const store = new StaticStore(distDir, loaded.manifest, options);
   if (same) store.adopt(previous.store);
   else store.warm();
-  return { store, context: createRenderContext(createCatalogIndex(stored.file.model, stored.file.settings)), loadedAt, memo: new UrlMemo(), modelParts: stored.parts };
+  return { store, context: createRenderContext(createCatalogIndex(stored.file.model, stored.file.settings)), loadedAt, memo: new UrlMemo(), manifestParts: loaded.parts, modelParts: stored.parts };
 }
 
 /** Computes the answer of a route that has no prebuilt file, as the generator would have written it. */

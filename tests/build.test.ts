@@ -179,6 +179,30 @@ describe('a running server', () => {
   });
 });
 
+describe('a server reload after an edit', () => {
+  it('takes over the manifest parts the build did not rewrite, and reads the new ones', async () => {
+    const config = await makeTestConfig();
+    await buildCatalog({ config });
+    const server = createServer({ config });
+    const partOf = (name: string) => readManifestRoot(config.distDir).then((root) => root!.parts[name]!.sha256);
+    const geonames = await partOf('collection-geonames');
+    const before = server.snapshot().manifestParts;
+    const record = await readFile(join(config.catalogDir, LAND), 'utf8');
+    await writeFile(join(config.catalogDir, LAND), record.replace(/^description: >-\n/m, 'description: >-\n  Reloaded.\n'));
+    await buildCatalog({ config });
+    expect(server.reload()).toBe(true);
+    const after = server.snapshot().manifestParts;
+    expect(await partOf('collection-geonames')).toBe(geonames);
+    expect(after.get(geonames)).toBe(before.get(geonames));
+    const naturalEarth = await partOf('collection-natural-earth');
+    expect(before.has(naturalEarth)).toBe(false);
+    expect(Object.keys(after.get(naturalEarth)!.scopes)).toEqual(['collection:natural-earth']);
+    const answer = await server.fetch(new Request('http://x/api/collections/natural-earth/datasets/land'));
+    expect((await answer.json()).dataset.description).toContain('Reloaded.');
+    await server.close();
+  });
+});
+
 describe('caches', () => {
   it('let a rebuild with unchanged data files read no data, and a changed file be read again', async () => {
     const config = await makeTestConfig();
