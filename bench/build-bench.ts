@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -69,18 +70,49 @@ export async function benchBuilds(bench: BenchContext): Promise<void> {
   bench.report('10k × 3: dist size', `${(await treeBytes(synthetic.distDir) / 1e6).toFixed(0)} MB`, 'documents plus .br/.gz siblings');
   bench.report('10k × 3: build time / bare write of the same files', `${(full.ms / syntheticFloor).toFixed(1)}×`, `bare write ${(syntheticFloor / 1000).toFixed(1)} s`);
 
-  const unchanged = await timedBuild(synthetic);
-  bench.report('10k × 3: rebuild with nothing changed', `${(unchanged.ms / 1000).toFixed(2)} s`, `${unchanged.result.written.length} files written`);
   const edited = join(catalogDir, 'datasets', 'collection-3', 'dataset-4243.yaml');
   const record = await readFile(edited, 'utf8');
-  const times: number[] = [];
+  let edits = 0;
+  const edit = () => writeFile(edited, record.replace('description: >-\n', `description: >-\n  Edited in round ${++edits}.\n`));
+  // In process (the build alone), then as `npm run build` is run (a new process: modules loaded, caches read).
+  const rounds: { what: string; inProcess: number[]; wall: number[]; written: number[] }[] = [
+    { what: 'nothing changed', inProcess: [], wall: [], written: [] },
+    { what: 'one dataset edited', inProcess: [], wall: [], written: [] },
+  ];
   for (let round = 0; round < 3; round++) {
-    await writeFile(edited, record.replace('description: >-\n', `description: >-\n  Edited in round ${round}.\n`));
-    const incremental = await timedBuild(synthetic);
-    times.push(incremental.ms);
-    if (round === 2) bench.report('10k × 3: rebuild after editing one dataset (median of 3)', `${(median(times) / 1000).toFixed(2)} s`, `${incremental.result.written.length} files written, ${countPages(incremental.result.written)} of them pages; target ≤ 5 s, pages included`);
+    for (const [position, kind] of rounds.entries()) {
+      if (position === 1) await edit();
+      const inProcess = await timedBuild(synthetic);
+      kind.inProcess.push(inProcess.ms);
+      kind.written.push(inProcess.result.written.length);
+      if (position === 1) await edit();
+      kind.wall.push(wallBuild(bench.repo, synthetic));
+    }
   }
+  const [unchanged, oneEdit] = rounds as [typeof rounds[0], typeof rounds[0]];
+  const seconds = (values: number[]) => values.map((ms) => (ms / 1000).toFixed(2)).join(', ');
+  bench.report('10k × 3: rebuild with nothing changed, in process (3 rounds)', `${seconds(unchanged.inProcess)} s`, `${unchanged.written.join(', ')} files written`);
+  bench.report('10k × 3: rebuild with nothing changed, npm run build (3 rounds)', `${seconds(unchanged.wall)} s`, `target ≤ 2.5 s: ${unchanged.wall.every((ms) => ms <= 2500) ? 'met' : 'missed'}`);
+  bench.report('10k × 3: rebuild after editing one dataset, in process (3 rounds)', `${seconds(oneEdit.inProcess)} s`, `${oneEdit.written.join(', ')} files written; target ≤ 1.5 s: ${oneEdit.inProcess.every((ms) => ms <= 1500) ? 'met' : 'missed'}`);
+  bench.report('10k × 3: rebuild after editing one dataset, npm run build (3 rounds)', `${seconds(oneEdit.wall)} s`, `target ≤ 3 s: ${oneEdit.wall.every((ms) => ms <= 3000) ? 'met' : 'missed'}`);
+  await writeFile(edited, record);
   bench.keep('synthetic', synthetic);
+}
+
+/** The time of `npm run build` (the command it runs) on a bench catalog, process start and module loading included. */
+function wallBuild(repo: string, config: Config): number {
+  const env = {
+    ...process.env,
+    GEOSHELF_CATALOG_DIR: config.catalogDir,
+    GEOSHELF_DATA_DIR: config.dataDir,
+    GEOSHELF_DIST_DIR: config.distDir,
+    GEOSHELF_CACHE_DIR: config.cacheDir,
+    GEOSHELF_BASE_URL: config.baseUrl,
+    CI: 'true',
+  };
+  const started = performance.now();
+  execFileSync(process.execPath, [join(repo, 'cli', 'geoshelf.ts'), 'build'], { env, stdio: 'ignore' });
+  return performance.now() - started;
 }
 
 function countPages(keys: string[]): number {

@@ -32,6 +32,7 @@ import { benchStaticReads } from './static-bench.ts';
 import { benchStalls } from './stall-bench.ts';
 import { benchTwinPool } from './twin-pool-bench.ts';
 import { benchTwinScale } from './twin-scale-bench.ts';
+import { benchServerScale } from './server-scale-bench.ts';
 import { benchWktHilbert } from './wkt-hilbert-bench.ts';
 
 /** Shared state of one bench run: its scratch folder and the figures printed so far. */
@@ -78,10 +79,11 @@ const SECTIONS: Record<string, (bench: BenchContext) => Promise<void>> = {
   'enrich-scale': benchEnrichScale,
   writers: benchWriteThreads,
   'stac-q-scale': benchStacFreeText,
+  'server-scale': benchServerScale,
 };
 
 /** Sections that read no tree of the build section: run alone, they do not pay for it. */
-const STANDALONE = new Set(['ci', 'remote', 'convert', 'wkt', 'twins', 'twin-scale', 'enrich-scale', 'writers', 'stac-q-scale']);
+const STANDALONE = new Set(['ci', 'remote', 'convert', 'wkt', 'twins', 'twin-scale', 'enrich-scale', 'writers', 'stac-q-scale', 'server-scale']);
 
 async function main(): Promise<void> {
   const wanted = process.argv.slice(2);
