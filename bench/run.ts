@@ -33,6 +33,7 @@ import { benchStalls } from './stall-bench.ts';
 import { benchTwinPool } from './twin-pool-bench.ts';
 import { benchTwinScale } from './twin-scale-bench.ts';
 import { benchServerScale } from './server-scale-bench.ts';
+import { benchPagesScale } from './pages-scale-bench.ts';
 import { benchWktHilbert } from './wkt-hilbert-bench.ts';
 
 /** Shared state of one bench run: its scratch folder and the figures printed so far. */
@@ -80,10 +81,11 @@ const SECTIONS: Record<string, (bench: BenchContext) => Promise<void>> = {
   writers: benchWriteThreads,
   'stac-q-scale': benchStacFreeText,
   'server-scale': benchServerScale,
+  'pages-scale': benchPagesScale,
 };
 
 /** Sections that read no tree of the build section: run alone, they do not pay for it. */
-const STANDALONE = new Set(['ci', 'remote', 'convert', 'wkt', 'twins', 'twin-scale', 'enrich-scale', 'writers', 'stac-q-scale', 'server-scale']);
+const STANDALONE = new Set(['ci', 'remote', 'convert', 'wkt', 'twins', 'twin-scale', 'enrich-scale', 'writers', 'stac-q-scale', 'server-scale', 'pages-scale']);
 
 async function main(): Promise<void> {
   const wanted = process.argv.slice(2);

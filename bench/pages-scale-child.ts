@@ -1,0 +1,33 @@
+/**
+ * The weight of the web app's catalog-wide files at one catalog size, for `npm run bench -- pages-scale`: loads a
+ * synthetic catalog as a build does, renders the global pages, the first page of one collection and the full-text
+ * index, and prints the size of each, whole and with brotli (the build's quality), as one JSON line.
+ * @example node --max-old-space-size=16000 bench/pages-scale-child.ts /tmp/catalog
+ */
+import { brotliCompressSync, constants } from 'node:zlib';
+import { join } from 'node:path';
+import { COMPRESSION, loadCatalogModel } from '../generator/build.ts';
+import { createCatalogIndex } from '../core/catalog-index.ts';
+import type { TreeFile } from '../core/static-files.ts';
+import { prepareSite } from '../generator/emit/site/build-site.ts';
+import { benchConfig } from './build-bench.ts';
+
+const [catalogDir] = process.argv.slice(2) as [string];
+const repo = join(import.meta.dirname, '..');
+const config = benchConfig(join(catalogDir, '..'), catalogDir, join(repo, 'catalog-data', 'data'));
+const { model } = await loadCatalogModel({ config });
+const index = createCatalogIndex(model, { baseUrl: config.baseUrl, storageBaseUrl: config.storageBaseUrl });
+const site = await prepareSite(index, { root: repo, queryOrigin: '', browserSqlLimitBytes: 50e6 });
+const brotli = (body: Uint8Array) => brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: COMPRESSION.brotliQuality } }).length;
+const sizes: Record<string, { bytes: number; br: number }> = {};
+const measure = (files: TreeFile[], wanted: (key: string) => boolean) => {
+  for (const file of files.filter((candidate) => wanted(candidate.key))) sizes[file.key] = { bytes: file.body.length, br: brotli(file.body) };
+};
+const global = site.scopes.global();
+measure([...global.files, ...(await global.later!())], (key) => ['index.html', 'search/index.html', 'console/index.html', '_site/datasets.json'].includes(key));
+const first = index.collections.values().next().value!;
+measure(await site.scopes.collection(first).later!(), (key) => /^collections\/[^/]+\/index\.html$/.test(key));
+const search = await site.scopes.search.extras().later!();
+measure(search, (key) => key.endsWith('/meta.json'));
+const chunks = search.filter((file) => file.key.includes('/t/')).map((file) => brotli(file.body)).sort((a, b) => a - b);
+console.log(JSON.stringify({ datasets: index.datasetsById.size, sizes, chunks: { count: chunks.length, median: chunks[Math.floor(chunks.length / 2)], max: chunks.at(-1) } }));
