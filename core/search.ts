@@ -17,8 +17,17 @@ export interface SearchDocument {
  */
 export const SEARCH_WEIGHTS = { name: 8, tags: 4, files: 2, description: 1 } as const;
 
-/** Prepares a dataset for search and tag filtering; done once per build or server start. */
+/** Documents already made, by dataset object. */
+const prepared = new WeakMap<DatasetModel, SearchDocument>();
+
+/**
+ * Prepares a dataset for search and tag filtering, once per dataset object: a server reload takes over the datasets
+ * of the model parts that did not change (runtime/model-file.ts), and their documents with them. Datasets are
+ * not changed once the model is built.
+ */
 export function createSearchDocument(dataset: DatasetModel): SearchDocument {
+  const known = prepared.get(dataset);
+  if (known) return known;
   const tagValues = Object.values(dataset.tags).flat();
   const fileText = dataset.files.flatMap((file) => [file.name, file.slug, file.layer_name ?? '']).join(' ');
   const fields = [
@@ -30,7 +39,9 @@ export function createSearchDocument(dataset: DatasetModel): SearchDocument {
   const foldedTags = Object.fromEntries(
     Object.entries(dataset.tags).map(([key, value]) => [key, (Array.isArray(value) ? value : [value]).map(foldTagValue)]),
   );
-  return { dataset, fields, foldedTags };
+  const document = { dataset, fields, foldedTags };
+  prepared.set(dataset, document);
+  return document;
 }
 
 function uniqueTokens(text: string): string[] {
