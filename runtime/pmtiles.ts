@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { open, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { buildDirectories, type Entry } from './pmtiles-directory.ts';
+import { buildDirectories, EntryColumns } from './pmtiles-directory.ts';
 import { COMPRESSION, HEADER_BYTES, TILE_TYPE_MVT, writeHeader } from './pmtiles-header.ts';
 import { tileIdToZxy, zxyToTileId } from './pmtiles-tile-id.ts';
 
@@ -39,36 +39,78 @@ export interface PmTilesWriteOptions {
 }
 
 /**
- * The tile contents stored so far, by SHA-256, in a few bytes each: a map from the hash's first 52 bits to an
- * index into arrays of whole hashes, offsets and lengths (a map of base64 keys to objects takes about 130 bytes a
- * tile, 180 MB for the 1.4M tiles of a 100M-point twin). Of two contents whose hashes share 52 bits (a chance of
- * about 1 in 2,000 among 2M tiles) both are stored, and only the first is found again: a tile stored twice.
+ * The tile contents stored so far, by SHA-256, in typed arrays (about 60 bytes a content, none of them objects):
+ * the whole hashes, offsets and lengths by content, and an open-addressing table from the hash's first 52 bits to
+ * the content (a `Map` of base64 keys to objects took about 130 bytes a tile, 180 MB for the 1.4M tiles of a
+ * 100M-point twin). Of two contents whose hashes share 52 bits (a chance of about 1 in 2,000 among 2M tiles) both
+ * are stored, and only the first is found again: a tile stored twice.
  */
 class TileContents {
   size = 0;
-  private readonly index = new Map<number, number>();
   private hashes = new Uint8Array(32 * 1024);
-  private offsets: number[] = [];
-  private lengths: number[] = [];
+  private keys = new Float64Array(1024);
+  private offsets = new Float64Array(1024);
+  private lengths = new Uint32Array(1024);
+  /** Content index + 1 by slot, 0 for an empty slot; at most half full. */
+  private slots = new Int32Array(4096);
 
   find(hash: Uint8Array): { offset: number; length: number } | undefined {
-    const at = this.index.get(keyOf(hash));
-    if (at === undefined || !equalBytes(this.hashes.subarray(at * 32, at * 32 + 32), hash)) return undefined;
-    return { offset: this.offsets[at]!, length: this.lengths[at]! };
+    const key = keyOf(hash);
+    for (let slot = this.slotOf(key); this.slots[slot] !== 0; slot = (slot + 1) & (this.slots.length - 1)) {
+      const at = this.slots[slot]! - 1;
+      if (this.keys[at] !== key) continue;
+      if (!equalBytes(this.hashes.subarray(at * 32, at * 32 + 32), hash)) return undefined;
+      return { offset: this.offsets[at]!, length: this.lengths[at]! };
+    }
+    return undefined;
   }
 
   add(hash: Uint8Array, place: { offset: number; length: number }): void {
+    if (this.size === this.keys.length) this.growContents();
+    const at = this.size++;
     const key = keyOf(hash);
-    if ((this.size + 1) * 32 > this.hashes.length) {
-      const larger = new Uint8Array(this.hashes.length * 2);
-      larger.set(this.hashes);
-      this.hashes = larger;
+    this.hashes.set(hash, at * 32);
+    this.keys[at] = key;
+    this.offsets[at] = place.offset;
+    this.lengths[at] = place.length;
+    if (this.size * 2 > this.slots.length) this.rehash(this.slots.length * 2);
+    else this.place(at);
+  }
+
+  /** Puts content `at` in the table, unless a content with its key is there already (the first one is kept). */
+  private place(at: number): void {
+    let slot = this.slotOf(this.keys[at]!);
+    while (this.slots[slot] !== 0) {
+      if (this.keys[this.slots[slot]! - 1] === this.keys[at]) return;
+      slot = (slot + 1) & (this.slots.length - 1);
     }
-    this.hashes.set(hash, this.size * 32);
-    this.offsets.push(place.offset);
-    this.lengths.push(place.length);
-    if (!this.index.has(key)) this.index.set(key, this.size);
-    this.size++;
+    this.slots[slot] = at + 1;
+  }
+
+  private rehash(capacity: number): void {
+    this.slots = new Int32Array(capacity);
+    for (let at = 0; at < this.size; at++) this.place(at);
+  }
+
+  /** A key's first slot: its low bits, which are as random as SHA-256's. */
+  private slotOf(key: number): number {
+    return key % this.slots.length;
+  }
+
+  private growContents(): void {
+    const capacity = this.keys.length * 2;
+    const hashes = new Uint8Array(capacity * 32);
+    hashes.set(this.hashes);
+    this.hashes = hashes;
+    const keys = new Float64Array(capacity);
+    keys.set(this.keys);
+    this.keys = keys;
+    const offsets = new Float64Array(capacity);
+    offsets.set(this.offsets);
+    this.offsets = offsets;
+    const lengths = new Uint32Array(capacity);
+    lengths.set(this.lengths);
+    this.lengths = lengths;
   }
 }
 
@@ -102,14 +144,14 @@ export async function writePmTiles(path: string, tiles: Iterable<PmTilesTile> | 
   const data = await open(temporary, 'w+');
   try {
     const stored = new TileContents();
-    const entries: Entry[] = [];
+    const entries = new EntryColumns();
     let dataLength = 0;
     let largest = 0;
     let ordered = true;
     for await (const tile of tiles) {
       const tileId = zxyToTileId(tile.z, tile.x, tile.y);
-      const last = entries.at(-1);
-      if (last && tileId <= last.tileId + last.runLength - 1) ordered = false;
+      const last = entries.count - 1;
+      if (last >= 0 && tileId <= entries.tileIds[last]! + entries.runLengths[last]! - 1) ordered = false;
       const compressed = gzipSync(tile.bytes, { level: 6 });
       // gzip's header carries no name or time here, so equal tiles compress to equal bytes.
       const hash = createHash('sha256').update(compressed).digest();
@@ -121,14 +163,16 @@ export async function writePmTiles(path: string, tiles: Iterable<PmTilesTile> | 
         largest = Math.max(largest, compressed.length);
         stored.add(hash, place);
       }
-      if (last && ordered && last.tileId + last.runLength === tileId && last.offset === place.offset && last.length === place.length) last.runLength++;
+      const runs = last >= 0 && ordered && entries.tileIds[last]! + entries.runLengths[last]! === tileId && entries.offsets[last] === place.offset && entries.lengths[last] === place.length;
+      if (runs) entries.runLengths[last]!++;
       else entries.push({ tileId, offset: place.offset, length: place.length, runLength: 1 });
     }
-    entries.sort((a, b) => a.tileId - b.tileId);
-    for (let index = 1; index < entries.length; index++) {
-      if (entries[index]!.tileId < entries[index - 1]!.tileId + entries[index - 1]!.runLength) throw new RangeError(`tile ${tileIdToZxy(entries[index]!.tileId).join('/')} was given twice`);
+    const sorted = ordered ? entries : entries.sorted();
+    for (let at = 1; at < sorted.count; at++) {
+      if (sorted.tileIds[at]! < sorted.tileIds[at - 1]! + sorted.runLengths[at - 1]!) throw new RangeError(`tile ${tileIdToZxy(sorted.tileIds[at]!).join('/')} was given twice`);
     }
-    const { root, leaves } = buildDirectories(entries);
+    const addressed = sorted.runLengths.subarray(0, sorted.count).reduce((sum, run) => sum + run, 0);
+    const { root, leaves } = buildDirectories(sorted);
     const metadata = gzipSync(Buffer.from(JSON.stringify(options.metadata)), { level: 9 });
     const rootOffset = HEADER_BYTES;
     const metadataOffset = rootOffset + root.length;
@@ -141,8 +185,8 @@ export async function writePmTiles(path: string, tiles: Iterable<PmTilesTile> | 
       jsonMetadataOffset: metadataOffset, jsonMetadataLength: metadata.length,
       leafDirectoryOffset: leafOffset, leafDirectoryLength: leaves.length,
       tileDataOffset, tileDataLength: dataLength,
-      addressedTilesCount: entries.reduce((sum, entry) => sum + entry.runLength, 0),
-      tileEntriesCount: entries.length,
+      addressedTilesCount: addressed,
+      tileEntriesCount: sorted.count,
       tileContentsCount: stored.size,
       clustered: ordered,
       internalCompression: COMPRESSION.gzip, tileCompression: COMPRESSION.gzip, tileType: TILE_TYPE_MVT,
@@ -170,8 +214,8 @@ export async function writePmTiles(path: string, tiles: Iterable<PmTilesTile> | 
     await rename(partial, path);
     return {
       bytes: tileDataOffset + dataLength,
-      addressedTiles: entries.reduce((sum, entry) => sum + entry.runLength, 0),
-      tileEntries: entries.length,
+      addressedTiles: addressed,
+      tileEntries: sorted.count,
       tileContents: stored.size,
       largestTileBytes: largest,
     };
