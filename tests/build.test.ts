@@ -201,6 +201,25 @@ describe('a server reload after an edit', () => {
     expect((await answer.json()).dataset.description).toContain('Reloaded.');
     await server.close();
   });
+
+  it('searches the edited file by its new name in STAC, and the others as before', async () => {
+    const config = await makeTestConfig();
+    await buildCatalog({ config });
+    const server = createServer({ config });
+    // In rank order: a word of a file's own name ranks its Item above the dataset's other files.
+    const search = async (q: string) => ((await (await server.fetch(new Request(`http://x/stac/api/search?q=${q}&limit=100`))).json()).features as { id: string }[]).map((item) => item.id);
+    const cities = await search('cities');
+    expect(await search('zanzibarish')).toEqual([]);
+    const record = await readFile(join(config.catalogDir, LAND), 'utf8');
+    await writeFile(join(config.catalogDir, LAND), record.replace('name: Land, 1:110 million', 'name: Land, 1:110 million zanzibarish'));
+    await buildCatalog({ config });
+    expect(server.reload()).toBe(true);
+    const found = await search('zanzibarish');
+    expect(found[0]).toBe('land-110m');
+    expect(found.toSorted()).toEqual(['land-10m', 'land-110m', 'land-50m']);
+    expect(await search('cities')).toEqual(cities);
+    await server.close();
+  });
 });
 
 describe('caches', () => {

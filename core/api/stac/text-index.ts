@@ -1,4 +1,4 @@
-import type { DatasetModel } from '../../model.ts';
+import type { DatasetModel, FileModel } from '../../model.ts';
 import { SEARCH_WEIGHTS, type SearchDocument } from '../../search.ts';
 import { tokenize } from '../../text.ts';
 import type { StacFileRef } from './documents.ts';
@@ -31,6 +31,15 @@ export interface StacTextIndex {
   datasetCount: number;
 }
 
+/** The tokens of each file's own text, by file object: a server reload takes over unchanged files and these with them. */
+const tokensOfFile = new WeakMap<FileModel, string[]>();
+
+function fileTokens(file: FileModel): string[] {
+  let tokens = tokensOfFile.get(file);
+  if (!tokens) tokensOfFile.set(file, (tokens = tokenize(`${file.name} ${file.slug} ${file.layer_name ?? ''}`)));
+  return tokens;
+}
+
 /** Builds the index of Items (in search order) from their datasets' search documents and their own files. */
 export function buildStacTextIndex(items: readonly { ref: StacFileRef }[], documents: ReadonlyMap<DatasetModel, SearchDocument>): StacTextIndex {
   const datasetUnits = new Map<DatasetModel, number>();
@@ -42,7 +51,7 @@ export function buildStacTextIndex(items: readonly { ref: StacFileRef }[], docum
   });
   const datasetCount = datasetUnits.size;
   const datasetDocuments = [...datasetUnits.keys()].map((dataset) => documents.get(dataset)?.fields ?? []);
-  const ownTokens = items.map(({ ref: { file } }) => tokenize(`${file.name} ${file.slug} ${file.layer_name ?? ''}`));
+  const ownTokens = items.map(({ ref: { file } }) => fileTokens(file));
   // Postings are gathered as (token id, unit, weight) triples into arrays sized once: at 10,000 datasets there are
   // over a million, and growing arrays that large costs more in garbage collection than the rest of the build.
   let capacity = 0;
