@@ -41,7 +41,7 @@ if (mode === 'write') {
   const serialized = serializeModel(root.settings, { formats: root.formats, storageLocations: root.storageLocations, collections }, root);
   const part = serialized.files.find((file) => file.key !== MODEL_FILE)!;
   await writeFile(join(distDir, INTERNAL_DIR, part.key), part.body);
-  const written = JSON.parse(Buffer.from(serialized.files[0]!.body).toString('utf8')) as typeof root;
+  const written = JSON.parse(Buffer.from(serialized.files.find((file) => file.key === MODEL_FILE)!.body).toString('utf8')) as typeof root;
   const next = { ...root, parts: { ...root.parts, [name]: written.parts[name]! } };
   await writeFile(join(distDir, INTERNAL_DIR, `${MODEL_FILE}.part`), JSON.stringify(next));
   await rename(join(distDir, INTERNAL_DIR, `${MODEL_FILE}.part`), join(distDir, INTERNAL_DIR, MODEL_FILE));

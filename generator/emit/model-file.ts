@@ -6,7 +6,7 @@ import { datasetPart, modelPartKey, type ModelRoot } from '../../runtime/model-f
 
 /** The model files to write, keyed under `_geoshelf/`, and the SHA-256 of each dataset's JSON for the render cache. */
 export interface SerializedModel {
-  /** The root, always, and the parts whose bytes changed. */
+  /** The parts whose bytes changed, then the root, always. */
   files: TreeFile[];
   /** Every part file the new root names, by key under `_geoshelf/`: any other one there is left over. */
   named: Set<string>;
@@ -47,7 +47,8 @@ export function serializeModel(settings: ModelFile['settings'], model: CatalogMo
   }
   const collections = model.collections.map(({ datasets, ...header }) => ({ ...header, datasets: datasets.map((dataset: DatasetModel) => dataset.id) }));
   const root: ModelRoot = { format: 'geoshelf-model/2', settings, formats: model.formats, storageLocations: model.storageLocations, collections, parts };
-  files.unshift({ key: MODEL_FILE, body: Buffer.from(JSON.stringify(root)), type: 'application/json' });
+  // Last: a tree is written in this order, so a reader never finds a root naming a part not there yet.
+  files.push({ key: MODEL_FILE, body: Buffer.from(JSON.stringify(root)), type: 'application/json' });
   return { files, named: new Set(Object.values(parts).map((part) => modelPartKey(part.sha256))), datasetHashes };
 }
 

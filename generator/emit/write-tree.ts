@@ -78,7 +78,8 @@ export async function writeTree(tree: TreeToWrite, options: WriteTreeOptions): P
     await writeFiles(staging, changed, entries, options);
     const { root, parts, listed } = assembleParts(tree, entries, options.settings);
     const removed = [...previous.keys()].filter((key) => !listed.has(key));
-    const internal = [...options.internal.map((file) => ({ ...file, key: `${INTERNAL_DIR}/${file.key}` })), ...parts.written];
+    // In the order they are moved into place: parts before the roots that name them.
+    const internal = [...parts.written, ...options.internal.map((file) => ({ ...file, key: `${INTERNAL_DIR}/${file.key}` }))];
     for (const file of internal) {
       await mkdir(dirname(join(staging, file.key)), { recursive: true });
       await writeFile(join(staging, file.key), file.body);
