@@ -19,7 +19,7 @@ import { EXIT } from '../cli/exit-codes.ts';
 import { runAsGeoshelf } from '../cli/run-as-geoshelf.ts';
 import { CATALOG_ROUTES, SERVICE_ROUTES } from '../core/api/catalog/routes.ts';
 import { loadConfig, SETTINGS } from '../runtime/config.ts';
-import { readManifestSync } from '../runtime/manifest.ts';
+import { readManifestRoot } from '../runtime/manifest.ts';
 import { buildBeforeServing } from '../server/main.ts';
 import { fillPlaceholders, hasCommand, NGINX_MISSING, readLogTail, startNginx } from './nginx.ts';
 import { exited, prefixOutput, stopWhenOrphaned, waitForAnswer } from './processes.ts';
@@ -273,7 +273,8 @@ class Fleet {
 async function planFleet(options: FleetOptions): Promise<FleetPlan> {
   const config = loadConfig({ ...process.env, [SETTINGS.port.env]: String(options.port) });
   if (options.build) await buildBeforeServing(config);
-  const built = readManifestSync(config.distDir);
+  // The root alone: its settings, and that every part it names is there; each replica reads the whole manifest.
+  const built = await readManifestRoot(config.distDir);
   if (!built) throw new Error(`${config.distDir} holds no build; run npm run fleet without --no-build, or npm run build`);
   if (built.settings.base_url !== config.baseUrl) console.warn(`⚠ ${config.distDir} was built for ${built.settings.base_url}, so its links point there, not at ${config.baseUrl}; run npm run fleet without --no-build to rebuild them`);
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;

@@ -2,7 +2,7 @@ import type { Server } from 'srvx';
 import { EXIT } from '../cli/exit-codes.ts';
 import { runAsGeoshelf } from '../cli/run-as-geoshelf.ts';
 import { loadConfig, type Config } from '../runtime/config.ts';
-import { readManifestSync } from '../runtime/manifest.ts';
+import { readManifestRoot } from '../runtime/manifest.ts';
 import { buildCatalog } from '../generator/build.ts';
 import { describeProgress, printBuildError } from '../generator/cli.ts';
 import { BuildError } from '../generator/errors.ts';
@@ -34,7 +34,7 @@ export async function runServer(options: ServeOptions): Promise<number> {
     return EXIT.failed;
   }
   if (options.build) await buildBeforeServing(config);
-  if (!readManifestSync(config.distDir)) {
+  if (!(await readManifestRoot(config.distDir))) {
     console.error(`✖ ${config.distDir} holds no build; run npm run build first, or npm start.`);
     return EXIT.failed;
   }
@@ -91,7 +91,7 @@ export async function buildBeforeServing(config: Config): Promise<void> {
   } catch (error) {
     if (!(error instanceof BuildError)) throw error;
     printBuildError(error);
-    if (readManifestSync(config.distDir)) console.error('Serving the previous build instead.');
+    if (await readManifestRoot(config.distDir)) console.error('Serving the previous build instead.');
   }
 }
 

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import type { CatalogModel, DatasetModel } from '../../core/model.ts';
+import type { CatalogModel } from '../../core/model.ts';
 import type { TreeFile } from '../../core/static-files.ts';
 import { MODEL_FILE, type ModelFile } from '../../runtime/manifest.ts';
 import { datasetPart, modelPartKey, type ModelRoot } from '../../runtime/model-file.ts';
@@ -45,7 +45,7 @@ export function serializeModel(settings: ModelFile['settings'], model: CatalogMo
     parts[name] = ref;
     if (ref.sha256 !== before?.sha256) files.push({ key: modelPartKey(ref.sha256), body, type: 'application/json' });
   }
-  const collections = model.collections.map(({ datasets, ...header }) => ({ ...header, datasets: datasets.map((dataset: DatasetModel) => dataset.id) }));
+  const collections = model.collections.map(({ datasets, ...header }) => ({ ...header, datasets: datasets.map((dataset) => dataset.id) }));
   const root: ModelRoot = { format: 'geoshelf-model/2', settings, formats: model.formats, storageLocations: model.storageLocations, collections, parts };
   // Last: a tree is written in this order, so a reader never finds a root naming a part not there yet.
   files.push({ key: MODEL_FILE, body: Buffer.from(JSON.stringify(root)), type: 'application/json' });
