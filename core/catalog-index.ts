@@ -1,5 +1,6 @@
 import type { CatalogModel, CollectionModel, DatasetModel, FileModel, FormatModel, StorageLocationModel } from './model.ts';
 import { createSearchDocument, type SearchDocument } from './search.ts';
+import { runAtOnce, type Sliced } from './slices.ts';
 import { foldTagValue } from './tag-filters.ts';
 
 /** Build settings that documents depend on. */
@@ -30,6 +31,11 @@ export interface CatalogIndex {
 
 /** Builds the lookups of a catalog model. */
 export function createCatalogIndex(model: CatalogModel, settings: RenderSettings): CatalogIndex {
+  return runAtOnce(catalogIndexSlices(model, settings));
+}
+
+/** Builds the lookups of a catalog model, pausing every few hundred datasets. */
+export function* catalogIndexSlices(model: CatalogModel, settings: RenderSettings): Sliced<CatalogIndex> {
   const collections = new Map<string, CollectionEntry>();
   const datasetsById = new Map<number, { collection: CollectionModel; dataset: DatasetModel }>();
   for (const collection of model.collections) {
@@ -37,7 +43,9 @@ export function createCatalogIndex(model: CatalogModel, settings: RenderSettings
     for (const dataset of collection.datasets) {
       datasetsBySlug.set(dataset.slug, dataset);
       datasetsById.set(dataset.id, { collection, dataset });
+      if (datasetsBySlug.size % SLICE_DATASETS === 0) yield;
     }
+    const tags = yield* collectTags(collection.datasets);
     let documents: SearchDocument[] | undefined;
     collections.set(collection.slug, {
       collection,
@@ -45,7 +53,7 @@ export function createCatalogIndex(model: CatalogModel, settings: RenderSettings
       get documents() {
         return (documents ??= collection.datasets.map(createSearchDocument));
       },
-      tags: collectTags(collection.datasets),
+      tags,
     });
   }
   return {
@@ -58,9 +66,14 @@ export function createCatalogIndex(model: CatalogModel, settings: RenderSettings
   };
 }
 
-function collectTags(datasets: DatasetModel[]): Record<string, string[]> {
+/** Datasets between two pauses of sliced work over a collection. */
+const SLICE_DATASETS = 256;
+
+function* collectTags(datasets: DatasetModel[]): Sliced<Record<string, string[]>> {
   const byKey = new Map<string, Map<string, string>>();
+  let seen = 0;
   for (const dataset of datasets) {
+    if (++seen % SLICE_DATASETS === 0) yield;
     for (const [key, value] of Object.entries(dataset.tags)) {
       const values = byKey.get(key) ?? new Map<string, string>();
       byKey.set(key, values);

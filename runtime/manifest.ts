@@ -4,6 +4,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { INTERNAL_DIR } from '../core/constants.ts';
 import type { CatalogModel } from '../core/model.ts';
+import { runAtOnce, type Sliced } from '../core/slices.ts';
 
 /** One file in the manifest: content hash, size, type, and compressed sizes when siblings exist. */
 export interface ManifestEntry {
@@ -112,6 +113,11 @@ export interface LoadedManifest {
  * previous load's) are taken as they are, not read again: a server reload after an edit reads the parts it touched.
  */
 export function assembleManifest(distDir: string, root: ManifestRoot, reuse?: Map<string, ManifestPart>): LoadedManifest {
+  return runAtOnce(assembleManifestSlices(distDir, root, reuse));
+}
+
+/** `assembleManifest`, pausing after each part. */
+function* assembleManifestSlices(distDir: string, root: ManifestRoot, reuse?: Map<string, ManifestPart>): Sliced<LoadedManifest> {
   const files = Object.create(null) as Record<string, ManifestEntry>;
   const parts = new Map<string, ManifestPart>();
   for (const name of Object.keys(root.parts).sort()) {
@@ -119,12 +125,18 @@ export function assembleManifest(distDir: string, root: ManifestRoot, reuse?: Ma
     const part = reuse?.get(sha256) ?? readManifestPart(distDir, sha256);
     parts.set(sha256, part);
     for (const scope of Object.values(part.scopes)) Object.assign(files, scope.files);
+    yield;
   }
   return { manifest: { format: 'geoshelf-manifest/1', settings: root.settings, files }, parts };
 }
 
 /** Loads the whole manifest of a tree for the server, taking over the parts of `reuse`; undefined when it cannot be read whole. */
 export function loadManifestSync(distDir: string, reuse?: Map<string, ManifestPart>): LoadedManifest | undefined {
+  return runAtOnce(loadManifestSlices(distDir, reuse));
+}
+
+/** `loadManifestSync`, pausing after each part. */
+export function* loadManifestSlices(distDir: string, reuse?: Map<string, ManifestPart>): Sliced<LoadedManifest | undefined> {
   let text: string;
   try {
     text = readFileSync(join(distDir, 'manifest.json'), 'utf8');
@@ -133,7 +145,7 @@ export function loadManifestSync(distDir: string, reuse?: Map<string, ManifestPa
   }
   const root = parseRoot(text);
   try {
-    return root && assembleManifest(distDir, root, reuse);
+    return root && (yield* assembleManifestSlices(distDir, root, reuse));
   } catch {
     return undefined;
   }

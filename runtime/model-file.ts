@@ -9,6 +9,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { INTERNAL_DIR } from '../core/constants.ts';
 import type { CatalogModel, CollectionModel, DatasetModel } from '../core/model.ts';
+import { runAtOnce, type Sliced } from '../core/slices.ts';
 import { MODEL_FILE, type ModelFile } from './manifest.ts';
 
 /** The model root: everything but the datasets, and the parts that hold them. */
@@ -71,6 +72,11 @@ export interface LoadedModel {
  * read: a reload after a one-dataset edit parses one part. Throws when the root or a part cannot be read.
  */
 export function readModel(distDir: string, reuse?: Map<string, DatasetModel[]>): LoadedModel {
+  return runAtOnce(readModelSlices(distDir, reuse));
+}
+
+/** `readModel`, pausing after each part it reads or takes over. */
+export function* readModelSlices(distDir: string, reuse?: Map<string, DatasetModel[]>): Sliced<LoadedModel> {
   const root = parseRoot(readFileSync(join(distDir, INTERNAL_DIR, MODEL_FILE), 'utf8'));
   if (!root) throw new Error(`${join(INTERNAL_DIR, MODEL_FILE)} is not a geoshelf model; run npm run build`);
   const parts = new Map<string, DatasetModel[]>();
@@ -79,6 +85,7 @@ export function readModel(distDir: string, reuse?: Map<string, DatasetModel[]>):
     const datasets = reuse?.get(sha256) ?? (JSON.parse(readFileSync(join(distDir, INTERNAL_DIR, modelPartKey(sha256)), 'utf8')) as { datasets: DatasetModel[] }).datasets;
     parts.set(sha256, datasets);
     for (const dataset of datasets) byId.set(dataset.id, dataset);
+    yield;
   }
   const collections = root.collections.map((collection) => ({
     ...collection,

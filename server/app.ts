@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { H3, HTTPError, type H3Event } from 'h3';
 import { FastResponse } from 'srvx';
 import type { Config } from '../runtime/config.ts';
-import { answerCatalogRequest, CATALOG_ALLOW, loadSnapshot, type CatalogSnapshot } from './catalog.ts';
+import { answerCatalogRequest, CATALOG_ALLOW, loadSnapshot, reloadSnapshot, type CatalogSnapshot } from './catalog.ts';
 import { answerDataRequest, listDataFiles } from './data-files.ts';
 import { answerDownloadZip } from './download-zip.ts';
 import { mapProblemError, renderError } from './errors.ts';
@@ -12,7 +12,6 @@ import { createQueryService, type QueryService } from '../query/service.ts';
 import { registerQueryRoutes } from './queries.ts';
 import { createClientMiddleware } from './client-address.ts';
 import { registerStacRoutes } from './stac.ts';
-import { warmStacSearch } from '../core/api/stac/search.ts';
 import { registerFeatureRoutes } from './features.ts';
 import { registerMcpRoute } from './mcp.ts';
 import { PREFLIGHT_HEADERS } from './headers.ts';
@@ -30,6 +29,8 @@ export interface AppOptions {
   serveData?: boolean;
   /** How often to look for a new build, in ms; 0 turns reloading off. */
   reloadIntervalMs?: number;
+  /** The longest a reload holds the event loop at once, in ms, between the requests it lets through (8 by default). */
+  reloadSliceMs?: number;
   /** Where warnings go (sources that cannot be read); the console by default. */
   warn?: (message: string) => void;
 }
@@ -44,8 +45,11 @@ export interface GeoshelfServer {
   fetch: (request: Request) => Response | Promise<Response>;
   /** The build being served. */
   snapshot: () => CatalogSnapshot;
-  /** Loads `dist/` again if its manifest changed; returns whether it did. */
-  reload: () => boolean;
+  /**
+   * Loads `dist/` again if its manifest changed, in slices while the previous build is served; resolves to whether
+   * it did. A call while a reload runs gets that reload.
+   */
+  reload: () => Promise<boolean>;
   /** The query engine behind the query routes. */
   queries: QueryService;
   /** Whether the sources of the build can be read (`GET /api/health/ready`). */
@@ -64,26 +68,32 @@ export function createServer(options: AppOptions): GeoshelfServer {
   const storeOptions = { budgetBytes: config.staticCacheMb * 1024 * 1024, cacheMaxAge: config.cacheMaxAge };
   let snapshot = loadSnapshot(config.distDir, storeOptions);
   let dataFiles = options.serveData ? listDataFiles(config.dataDir) : new Map();
-  const reload = () => {
-    let mtime: number;
+  let reloading: Promise<boolean> | undefined;
+  const load = async () => {
     try {
-      mtime = statSync(join(config.distDir, 'manifest.json')).mtimeMs;
-    } catch {
-      return false;
-    }
-    if (mtime === snapshot.loadedAt) return false;
-    try {
-      snapshot = loadSnapshot(config.distDir, storeOptions, snapshot);
+      // The previous build is served until the new one is loaded whole, its STAC indexes included.
+      snapshot = await reloadSnapshot(config.distDir, storeOptions, snapshot, options.reloadSliceMs);
       if (options.serveData) dataFiles = listDataFiles(config.dataDir);
-      // Here, with the load, rather than in the first STAC search of the new build (seconds at 10,000 datasets).
-      warmStacSearch(snapshot.context.index);
       return true;
     } catch (error) {
       console.error('could not load the new build; still serving the previous one:', (error as Error).message);
       return false;
+    } finally {
+      reloading = undefined;
     }
   };
-  const interval = options.reloadIntervalMs ? setInterval(reload, options.reloadIntervalMs) : undefined;
+  const reload = () => {
+    if (reloading) return reloading;
+    let mtime: number;
+    try {
+      mtime = statSync(join(config.distDir, 'manifest.json')).mtimeMs;
+    } catch {
+      return Promise.resolve(false);
+    }
+    if (mtime === snapshot.loadedAt) return Promise.resolve(false);
+    return (reloading = load());
+  };
+  const interval = options.reloadIntervalMs ? setInterval(() => void reload(), options.reloadIntervalMs) : undefined;
   interval?.unref();
 
   const app = new H3({

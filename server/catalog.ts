@@ -2,15 +2,17 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { HTTPError } from 'h3';
 import { FastResponse } from 'srvx';
-import { createCatalogIndex } from '../core/catalog-index.ts';
+import { catalogIndexSlices } from '../core/catalog-index.ts';
+import { warmStacSearchSlices } from '../core/api/stac/search.ts';
+import { runAtOnce, runInSlices, type Sliced } from '../core/slices.ts';
 import { fileKeyForRoute, resolveApiUrl, type CatalogRoute } from '../core/api/catalog/resolve.ts';
 import { CATALOG_ROUTES } from '../core/api/catalog/routes.ts';
 import { answerCatalogRoute, createRenderContext, type CatalogAnswer } from '../core/api/catalog/answer.ts';
 import type { RenderContext } from '../core/api/catalog/resources.ts';
 import { fileKeysForPath, serializeJson } from '../core/static-files.ts';
 import { pageKey, SITE_PATHS } from '../core/site/paths.ts';
-import { loadManifestSync, type LoadedManifest } from '../runtime/manifest.ts';
-import { readModel, type LoadedModel } from '../runtime/model-file.ts';
+import { loadManifestSlices, type LoadedManifest } from '../runtime/manifest.ts';
+import { readModelSlices, type LoadedModel } from '../runtime/model-file.ts';
 import { asBody, respondComputed, respondStatic } from './responses.ts';
 import { parseAcceptEncoding, StaticStore } from './static-store.ts';
 
@@ -87,17 +89,41 @@ function cost(target: string, key: string): number {
  * Loads `dist/`: the manifest, the model for computed answers, and the body cache, warmed from disk at start or,
  * on a reload, taken over from the `previous` snapshot for every body the new build did not change.
  */
-export function loadSnapshot(distDir: string, options: { budgetBytes: number; cacheMaxAge: number }, previous?: CatalogSnapshot): CatalogSnapshot {
+export function loadSnapshot(distDir: string, options: SnapshotOptions, previous?: CatalogSnapshot): CatalogSnapshot {
+  return runAtOnce(snapshotSlices(distDir, options, previous));
+}
+
+/**
+ * Loads `dist/` again while the server keeps answering from `previous`: the same load in slices of a few
+ * milliseconds, with the STAC search indexes built before the snapshot is returned, so no request waits for more
+ * than a slice. At 100,000 datasets a reload held the server for seconds.
+ */
+export function reloadSnapshot(distDir: string, options: SnapshotOptions, previous: CatalogSnapshot, sliceMs?: number): Promise<CatalogSnapshot> {
+  return runInSlices((function* () {
+    const snapshot = yield* snapshotSlices(distDir, options, previous);
+    yield* warmStacSearchSlices(snapshot.context.index);
+    return snapshot;
+  })(), sliceMs);
+}
+
+/** Options of a snapshot's body cache. */
+export interface SnapshotOptions {
+  budgetBytes: number;
+  cacheMaxAge: number;
+}
+
+function* snapshotSlices(distDir: string, options: SnapshotOptions, previous?: CatalogSnapshot): Sliced<CatalogSnapshot> {
   const manifestPath = join(distDir, 'manifest.json');
   const loadedAt = statSync(manifestPath).mtimeMs;
   const same = previous?.store.distDir === distDir;
-  const loaded = loadManifestSync(distDir, same ? previous.manifestParts : undefined);
+  const loaded = yield* loadManifestSlices(distDir, same ? previous.manifestParts : undefined);
   if (!loaded) throw new Error(`${distDir} holds no readable manifest.json; run npm run build`);
-  const stored = readModel(distDir, same ? previous.modelParts : undefined);
+  const stored = yield* readModelSlices(distDir, same ? previous.modelParts : undefined);
   const store = new StaticStore(distDir, loaded.manifest, options);
-  if (same) store.adopt(previous.store);
+  if (same) yield* store.adopt(previous.store);
   else store.warm();
-  return { store, context: createRenderContext(createCatalogIndex(stored.file.model, stored.file.settings)), loadedAt, memo: new UrlMemo(), manifestParts: loaded.parts, modelParts: stored.parts };
+  const index = yield* catalogIndexSlices(stored.file.model, stored.file.settings);
+  return { store, context: createRenderContext(index), loadedAt, memo: new UrlMemo(), manifestParts: loaded.parts, modelParts: stored.parts };
 }
 
 /** Computes the answer of a route that has no prebuilt file, as the generator would have written it. */

@@ -11,7 +11,8 @@ import {
   STAC_API_CONFORMANCE, withQuery, type SearchPageLinks,
 } from '../core/api/stac/api.ts';
 import { StacApiFailure } from '../core/api/stac/api-errors.ts';
-import { stacSearchIndex, warmStacSearch } from '../core/api/stac/search.ts';
+import { stacSearchIndex, warmStacSearchSlices } from '../core/api/stac/search.ts';
+import { runInSlices } from '../core/slices.ts';
 import { safeParseWithFriendlyErrors } from '../schemas/parse.ts';
 import { StacSearchBodyIntakeSchema } from '../schemas/stac-api.ts';
 import { readJsonBody } from './body.ts';
@@ -38,17 +39,14 @@ type Render = (event: H3Event, context: RenderContext, path: Record<string, unkn
  * /stac/api 404, and every failure is an OGC exception document in STAC's vocabulary, never problem+json.
  */
 export function registerStacRoutes(app: H3, snapshot: () => CatalogSnapshot, options: StacRouteOptions): void {
-  // Right after start rather than on the first search; a reloaded build's indexes are built as it loads (server/app.ts).
-  setImmediate(() => {
-    try {
-      warmStacSearch(snapshot().context.index);
-    } catch (error) {
-      console.error('could not build the STAC search index ahead of the first search:', error);
-    }
-  }).unref();
+  // Right after start rather than on the first search, in slices so that other requests are answered meanwhile; a
+  // STAC request waits for them. A reloaded build's indexes are built as it loads (server/catalog.ts).
+  setImmediate(() => void warmIndexes(snapshot().context.index)).unref();
   /** Answers what a route renders, with its ETag and the cache lifetime of its method (none for a POST search). */
   const answerWith = (render: Render): RouteHandler => async (event, path) => {
-    const result = await render(event, snapshot().context, path);
+    const { context } = snapshot();
+    await warmIndexes(context.index);
+    const result = await render(event, context, path);
     const bytes = 'bytes' in result ? result.bytes : serializeJson(result.body);
     return respondComputed(event.req, bytes, { type: result.type, cacheMaxAge: event.req.method === 'POST' ? 0 : options.cacheMaxAge });
   };
@@ -103,6 +101,20 @@ export function registerStacRoutes(app: H3, snapshot: () => CatalogSnapshot, opt
       throw new StacApiFailure(404, `Nothing is at ${event.url.pathname.slice(0, 200)}; the landing page ${stacApiUrl(snapshot().context.index.settings.baseUrl)} links everything this API serves.`);
     },
   }, mapOgcError('stac'));
+}
+
+const warming = new WeakMap<CatalogIndex, Promise<void>>();
+
+/** Builds a catalog's STAC search indexes in slices, once; resolves when they are there. */
+function warmIndexes(index: CatalogIndex): Promise<void> {
+  let warmed = warming.get(index);
+  if (!warmed) {
+    warmed = runInSlices(warmStacSearchSlices(index)).catch((error: unknown) => {
+      console.error('could not build the STAC search index ahead of the first search:', error);
+    });
+    warming.set(index, warmed);
+  }
+  return warmed;
 }
 
 /**

@@ -152,11 +152,11 @@ describe('a running server', () => {
     const record = await readFile(join(config.catalogDir, LAND), 'utf8');
     await writeFile(join(config.catalogDir, LAND), record.replace(/^description: >-\n/m, 'description: >-\n  Rebuilt.\n'));
     await buildCatalog({ config });
-    expect(server.reload()).toBe(true);
+    expect(await server.reload()).toBe(true);
     expect(await description()).toContain('Rebuilt.');
     await writeFile(join(config.catalogDir, LAND), 'slug: [broken');
     await expect(buildCatalog({ config })).rejects.toBeInstanceOf(BuildError);
-    expect(server.reload()).toBe(false);
+    expect(await server.reload()).toBe(false);
     expect(await description()).toContain('Rebuilt.');
     await server.close();
   });
@@ -171,7 +171,7 @@ describe('a running server', () => {
     for (const suffix of ['', '.br', '.gz']) await rm(join(config.distDir, `index.html${suffix}`), { force: true });
     const later = new Date(Date.now() + 5000);
     await utimes(join(config.distDir, 'manifest.json'), later, later);
-    expect(server.reload()).toBe(true);
+    expect(await server.reload()).toBe(true);
     const after = await home();
     expect(after.status).toBe(200);
     expect(await after.text()).toBe(before);
@@ -180,6 +180,28 @@ describe('a running server', () => {
 });
 
 describe('a server reload after an edit', () => {
+  it('answers from the previous build while it loads the new one, then from the new one', async () => {
+    const config = await makeTestConfig();
+    await buildCatalog({ config });
+    const server = createServer({ config, reloadSliceMs: 0 });
+    const description = async () => (await (await server.fetch(new Request('http://x/api/collections/natural-earth/datasets/land'))).json()).dataset.description as string;
+    const record = await readFile(join(config.catalogDir, LAND), 'utf8');
+    await writeFile(join(config.catalogDir, LAND), record.replace(/^description: >-\n/m, 'description: >-\n  Sliced.\n'));
+    await buildCatalog({ config });
+    let settled = false;
+    const reloaded = server.reload().finally(() => (settled = true));
+    const during: string[] = [];
+    while (!settled) {
+      during.push(await description());
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(await reloaded).toBe(true);
+    expect(during.length).toBeGreaterThan(1);
+    expect(during.every((text) => !text.includes('Sliced.'))).toBe(true);
+    expect(await description()).toContain('Sliced.');
+    await server.close();
+  });
+
   it('takes over the manifest parts the build did not rewrite, and reads the new ones', async () => {
     const config = await makeTestConfig();
     await buildCatalog({ config });
@@ -190,7 +212,7 @@ describe('a server reload after an edit', () => {
     const record = await readFile(join(config.catalogDir, LAND), 'utf8');
     await writeFile(join(config.catalogDir, LAND), record.replace(/^description: >-\n/m, 'description: >-\n  Reloaded.\n'));
     await buildCatalog({ config });
-    expect(server.reload()).toBe(true);
+    expect(await server.reload()).toBe(true);
     const after = server.snapshot().manifestParts;
     expect(await partOf('collection-geonames')).toBe(geonames);
     expect(after.get(geonames)).toBe(before.get(geonames));
@@ -213,7 +235,7 @@ describe('a server reload after an edit', () => {
     const record = await readFile(join(config.catalogDir, LAND), 'utf8');
     await writeFile(join(config.catalogDir, LAND), record.replace('name: Land, 1:110 million', 'name: Land, 1:110 million zanzibarish'));
     await buildCatalog({ config });
-    expect(server.reload()).toBe(true);
+    expect(await server.reload()).toBe(true);
     const found = await search('zanzibarish');
     expect(found[0]).toBe('land-110m');
     expect(found.toSorted()).toEqual(['land-10m', 'land-110m', 'land-50m']);

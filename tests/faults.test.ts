@@ -243,7 +243,7 @@ describe('the catalog rebuilt while page tokens are in flight', () => {
   const ref = () => sourceRef(server, 't', 'geonames', 'megacities', 'megacities');
   const rebuild = async () => {
     await buildCatalog({ config });
-    expect(server.reload()).toBe(true);
+    expect(await server.reload()).toBe(true);
   };
   /** A query's first page and token, and what its second page, bounds and a tile answer now. */
   const start = async () => (await (await post(server, '/api/queries', { sources: [ref()], sql, limit: 5 })).json()) as { query_id: string; query_token: string; rows: unknown[] };

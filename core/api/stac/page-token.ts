@@ -56,12 +56,30 @@ function decode(text: string): [number, number, string, string] | undefined {
  * and builds apart, and free of Node's crypto so that core/ stays browser-safe.
  */
 export function hashText(text: string): string {
-  let a = 0x811c9dc5;
-  let b = 0x01000193 ^ 0x5bd1e995;
-  for (let index = 0; index < text.length; index++) {
-    const code = text.charCodeAt(index);
-    a = Math.imul(a ^ code, 0x01000193);
-    b = Math.imul(b ^ code, 0x01000193) ^ (b >>> 15);
+  return new TextDigest().update(text).digest();
+}
+
+/** `hashText` of a text given in pieces: the digest of the pieces one after another, without joining them. */
+export class TextDigest {
+  #a = 0x811c9dc5;
+  #b = 0x01000193 ^ 0x5bd1e995;
+
+  /** Adds the next piece of the text. */
+  update(text: string): this {
+    let a = this.#a;
+    let b = this.#b;
+    for (let index = 0; index < text.length; index++) {
+      const code = text.charCodeAt(index);
+      a = Math.imul(a ^ code, 0x01000193);
+      b = Math.imul(b ^ code, 0x01000193) ^ (b >>> 15);
+    }
+    this.#a = a;
+    this.#b = b;
+    return this;
   }
-  return (a >>> 0).toString(16).padStart(8, '0') + (b >>> 0).toString(16).padStart(8, '0');
+
+  /** The digest of the pieces so far. */
+  digest(): string {
+    return (this.#a >>> 0).toString(16).padStart(8, '0') + (this.#b >>> 0).toString(16).padStart(8, '0');
+  }
 }

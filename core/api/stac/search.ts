@@ -4,9 +4,10 @@ import type { SearchDocument } from '../../search.ts';
 import { foldText } from '../../text.ts';
 import type { StacBbox } from '../../../schemas/stac.ts';
 import { stacCollectionId, stacItemFacts, type StacFileRef } from './documents.ts';
-import { hashText } from './page-token.ts';
+import { TextDigest } from './page-token.ts';
 import { splitBox } from '../../geo/lon-extent.ts';
-import { buildStacTextIndex, scoreFreeText, type StacTextIndex } from './text-index.ts';
+import { runAtOnce, type Sliced } from '../../slices.ts';
+import { stacTextIndexSlices, scoreFreeText, type StacTextIndex } from './text-index.ts';
 
 /**
  * STAC item search over the latest Item of every file, in memory. The index is built once per catalog snapshot
@@ -93,12 +94,7 @@ const indexes = new WeakMap<CatalogIndex, StacSearchIndex>();
 
 /** The search index of a catalog, built on first use and kept as long as the catalog index lives. */
 export function stacSearchIndex(index: CatalogIndex): StacSearchIndex {
-  let built = indexes.get(index);
-  if (!built) {
-    built = buildStacSearchIndex(index);
-    indexes.set(index, built);
-  }
-  return built;
+  return indexes.get(index) ?? runAtOnce(stacSearchIndexSlices(index));
 }
 
 /**
@@ -106,7 +102,23 @@ export function stacSearchIndex(index: CatalogIndex): StacSearchIndex {
  * them: at 10,000 datasets that takes seconds, which no request should wait for.
  */
 export function warmStacSearch(index: CatalogIndex): void {
-  stacTextIndex(index);
+  runAtOnce(warmStacSearchSlices(index));
+}
+
+/**
+ * `warmStacSearch` in slices, for a server that keeps answering while it builds them: at 100,000 datasets the two
+ * indexes take seconds, and a reload builds them before its snapshot is served (server/catalog.ts).
+ */
+export function* warmStacSearchSlices(index: CatalogIndex): Sliced<void> {
+  const search = indexes.get(index) ?? (yield* stacSearchIndexSlices(index));
+  if (textIndexes.has(search)) return;
+  const documents = new Map<DatasetModel, SearchDocument>();
+  for (const entry of index.collections.values()) {
+    for (const document of entry.documents) documents.set(document.dataset, document);
+    yield;
+  }
+  const built = yield* stacTextIndexSlices(search.entries, documents);
+  if (!textIndexes.has(search)) textIndexes.set(search, built);
 }
 
 /**
@@ -116,7 +128,11 @@ export function warmStacSearch(index: CatalogIndex): void {
  */
 const factsOfFile = new WeakMap<FileModel, { formats: string; facts: ReturnType<typeof stacItemFacts> }>();
 
-function buildStacSearchIndex(index: CatalogIndex): StacSearchIndex {
+/** Entries between two pauses of sliced work. */
+const SLICE_ENTRIES = 1024;
+
+/** Builds the search index of a catalog, pausing every few hundred datasets, and keeps it with the catalog index. */
+function* stacSearchIndexSlices(index: CatalogIndex): Sliced<StacSearchIndex> {
   const entries: StacIndexEntry[] = [];
   const collections: StacSearchIndex['collections'] = new Map();
   const formats = JSON.stringify(index.model.formats.map((format) => [format.id, format.format_type]));
@@ -132,22 +148,27 @@ function buildStacSearchIndex(index: CatalogIndex): StacSearchIndex {
         entries.push({ ref, id: file.slug, collectionId, datetime: facts.datetime, bbox: facts.bbox });
       }
       collections.set(collectionId, { ref: { collection, dataset }, first, end: entries.length });
+      if (collections.size % 256 === 0) yield;
     }
   }
   const boxes = new Float64Array(entries.length * 8).fill(Number.NaN);
   const times = new Float64Array(entries.length);
   const byItemId = new Map<string, number[]>();
-  const digest: string[] = [];
-  entries.forEach((entry, position) => {
+  const digest = new TextDigest();
+  for (let position = 0; position < entries.length; position++) {
+    const entry = entries[position]!;
     if (entry.bbox) writeBoxes(boxes, position * 8, entry.bbox);
     times[position] = Date.parse(entry.datetime);
     const same = byItemId.get(entry.id);
     if (same) same.push(position);
     else byItemId.set(entry.id, [position]);
     const { dataset, file } = entry.ref;
-    digest.push(`${entry.collectionId}/${entry.id}/${entry.datetime}/${entry.bbox}/${dataset.updated_at}/${file.updated_at}/${file.name}`);
-  });
-  return { entries, boxes, times, collections, byItemId, fingerprint: hashText(digest.join('\n')) };
+    digest.update(`${position === 0 ? '' : '\n'}${entry.collectionId}/${entry.id}/${entry.datetime}/${entry.bbox}/${dataset.updated_at}/${file.updated_at}/${file.name}`);
+    if (position % SLICE_ENTRIES === SLICE_ENTRIES - 1) yield;
+  }
+  const built = indexes.get(index) ?? { entries, boxes, times, collections, byItemId, fingerprint: digest.digest() };
+  indexes.set(index, built);
+  return built;
 }
 
 /** Writes a box as one or two boxes that do not cross ±180°. */
@@ -245,14 +266,8 @@ const textIndexes = new WeakMap<StacSearchIndex, StacTextIndex>();
  * datasets' search documents are the ones /api's search scores, so both rank alike.
  */
 export function stacTextIndex(index: CatalogIndex, search: StacSearchIndex = stacSearchIndex(index)): StacTextIndex {
-  let built = textIndexes.get(search);
-  if (!built) {
-    const documents = new Map<DatasetModel, SearchDocument>();
-    for (const entry of index.collections.values()) for (const document of entry.documents) documents.set(document.dataset, document);
-    built = buildStacTextIndex(search.entries, documents);
-    textIndexes.set(search, built);
-  }
-  return built;
+  if (!textIndexes.has(search)) runAtOnce(warmStacSearchSlices(index));
+  return textIndexes.get(search)!;
 }
 
 const rankCache = new WeakMap<StacSearchIndex, Map<StacSortField, Int32Array>>();

@@ -1,6 +1,7 @@
 import type { DatasetModel, FileModel } from '../../model.ts';
 import { SEARCH_WEIGHTS, type SearchDocument } from '../../search.ts';
 import { tokenize } from '../../text.ts';
+import { runAtOnce, sortSlices, type Sliced } from '../../slices.ts';
 import type { StacFileRef } from './documents.ts';
 
 /**
@@ -40,18 +41,30 @@ function fileTokens(file: FileModel): string[] {
   return tokens;
 }
 
+/** Items, units or postings between two pauses of sliced work. */
+const SLICE_STEPS = 4096;
+
 /** Builds the index of Items (in search order) from their datasets' search documents and their own files. */
 export function buildStacTextIndex(items: readonly { ref: StacFileRef }[], documents: ReadonlyMap<DatasetModel, SearchDocument>): StacTextIndex {
+  return runAtOnce(stacTextIndexSlices(items, documents));
+}
+
+/** `buildStacTextIndex`, pausing every few thousand steps. */
+export function* stacTextIndexSlices(items: readonly { ref: StacFileRef }[], documents: ReadonlyMap<DatasetModel, SearchDocument>): Sliced<StacTextIndex> {
   const datasetUnits = new Map<DatasetModel, number>();
   const datasetOf = new Int32Array(items.length);
-  items.forEach(({ ref }, position) => {
-    let unit = datasetUnits.get(ref.dataset);
-    if (unit === undefined) datasetUnits.set(ref.dataset, (unit = datasetUnits.size));
+  const ownTokens: string[][] = [];
+  for (let position = 0; position < items.length; position++) {
+    const { dataset, file } = items[position]!.ref;
+    let unit = datasetUnits.get(dataset);
+    if (unit === undefined) datasetUnits.set(dataset, (unit = datasetUnits.size));
     datasetOf[position] = unit;
-  });
+    ownTokens.push(fileTokens(file));
+    if (position % SLICE_STEPS === SLICE_STEPS - 1) yield;
+  }
   const datasetCount = datasetUnits.size;
   const datasetDocuments = [...datasetUnits.keys()].map((dataset) => documents.get(dataset)?.fields ?? []);
-  const ownTokens = items.map(({ ref: { file } }) => fileTokens(file));
+  yield;
   // Postings are gathered as (token id, unit, weight) triples into arrays sized once: at 10,000 datasets there are
   // over a million, and growing arrays that large costs more in garbage collection than the rest of the build.
   let capacity = 0;
@@ -78,18 +91,22 @@ export function buildStacTextIndex(items: readonly { ref: StacFileRef }[], docum
     unitOf[count] = unit;
     weightOf[count++] = weight;
   };
-  datasetDocuments.forEach((fields, unit) => {
-    for (const field of fields) for (const token of field.tokens) post(unit, token, field.weight);
-  });
-  ownTokens.forEach((tokens, position) => {
-    for (const token of tokens) post(datasetCount + position, token, OWN_FILE_WEIGHT);
-  });
-  const tokens = [...ids.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  for (let unit = 0; unit < datasetCount; unit++) {
+    for (const field of datasetDocuments[unit]!) for (const token of field.tokens) post(unit, token, field.weight);
+    if (unit % 1024 === 1023) yield;
+  }
+  for (let position = 0; position < ownTokens.length; position++) {
+    for (const token of ownTokens[position]!) post(datasetCount + position, token, OWN_FILE_WEIGHT);
+    if (position % SLICE_STEPS === SLICE_STEPS - 1) yield;
+  }
+  const tokens = yield* sortSlices([...ids.keys()], (a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const rankOf = new Int32Array(tokens.length);
   tokens.forEach((token, rank) => (rankOf[ids.get(token)!] = rank));
+  yield;
   const postingStart = new Int32Array(tokens.length + 1);
   for (let at = 0; at < count; at++) postingStart[rankOf[tokenOf[at]!]! + 1]!++;
   for (let rank = 0; rank < tokens.length; rank++) postingStart[rank + 1]! += postingStart[rank]!;
+  yield;
   const fill = postingStart.slice(0, tokens.length);
   const postingUnit = new Int32Array(count);
   const postingWeight = new Int32Array(count);
@@ -97,6 +114,7 @@ export function buildStacTextIndex(items: readonly { ref: StacFileRef }[], docum
     const slot = fill[rankOf[tokenOf[at]!]!]!++;
     postingUnit[slot] = unitOf[at]!;
     postingWeight[slot] = weightOf[at]!;
+    if (at % (16 * SLICE_STEPS) === 16 * SLICE_STEPS - 1) yield;
   }
   return { tokens, postingStart, postingUnit, postingWeight, datasetOf, datasetCount };
 }
