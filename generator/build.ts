@@ -19,6 +19,7 @@ import { readRecordFiles } from './load/read-records.ts';
 import { buildModel } from './model/build-model.ts';
 import { IdAllocator, readLedger, writeLedger } from './model/ledger.ts';
 import { parseRecords, type ParseCache } from './parse/parse-records.ts';
+import { digestInputs, readCurrentStamp, writeStamp } from './up-to-date.ts';
 
 /** Brotli quality and gzip level of precompressed siblings; chosen by `npm run bench` (see BENCHMARKS.md). */
 export const COMPRESSION = { brotliQuality: 5, gzipLevel: 6 } as const;
@@ -47,6 +48,8 @@ export interface BuildResult extends WriteReport {
   dataFilesRead: number;
   /** PMTiles twins made in this build, and those already current: a CI cache that worked makes none. */
   twins: { made: number; current: number };
+  /** Whether the build was skipped: its inputs were those of the last build, over the tree that build wrote. */
+  skipped: boolean;
 }
 
 /** The model with what the stages before rendering learned on the way. */
@@ -57,6 +60,8 @@ export interface LoadedCatalog {
   parseCache: ParseCache;
   dataFilesRead: number;
   twins: { made: number; current: number };
+  /** Whether the catalog reads remote objects, which change with no trace on this machine. */
+  remote: boolean;
 }
 
 /**
@@ -68,16 +73,23 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
   const log = options.log ?? (() => undefined);
   const started = performance.now();
   const code = await computeCodeFingerprint();
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  // A build killed part way may have left dist/ mid-update: finish or undo that before comparing against it.
+  await recoverTree(config.distDir, log);
+  const inputs = await digestInputs(config, { code, root, skipStac: options.skipStac ?? false });
+  const stamp = options.full ? undefined : await readCurrentStamp(config, inputs);
+  if (stamp) {
+    log(`nothing changed since the last build (the code, the settings, and every file of the catalog and data folders by size and time); ${stamp.documents} documents kept in ${Math.round(performance.now() - started)} ms`);
+    return { mode: 'incremental', written: [], removed: [], unchanged: stamp.documents, documents: stamp.documents, newIds: 0, warnings: stamp.warnings, dataFilesRead: 0, twins: { made: 0, current: stamp.twins }, skipped: true };
+  }
   const loaded = await loadCatalogModel(options, options.full ? new Map() : await readParseCache(config.cacheDir, code));
 
   const settings = { baseUrl: config.baseUrl, storageBaseUrl: config.storageBaseUrl };
-  // A build killed part way may have left dist/ mid-update: finish or undo that before comparing against it.
-  await recoverTree(config.distDir, log);
   const previousRoot = options.full ? undefined : await readManifestRoot(config.distDir);
   let serialized = serializeModel(settings, loaded.model, previousRoot && readModelRoot(config.distDir));
   const index = createCatalogIndex(loaded.model, settings);
   const site = await prepareSite(index, {
-    root: fileURLToPath(new URL('..', import.meta.url)),
+    root,
     dataDir: config.dataDir,
     queryOrigin: config.siteQueryOrigin,
     browserSqlLimitBytes: config.siteBrowserSqlMb * 1_000_000,
@@ -124,8 +136,11 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
     await writeLedger(ledgerPath, ids.ledger);
     log(`gave ${ids.added.length} new records their ids; commit ${relative(process.cwd(), ledgerPath)}`);
   }
+  const documents = report.written.length + report.unchanged;
+  const twins = loaded.twins;
+  await writeStamp(config, { inputs, remote: loaded.remote, documents, warnings: loaded.warnings, twins: twins.made + twins.current });
   log(`${report.mode} build: wrote ${report.written.length}, removed ${report.removed.length}, kept ${report.unchanged} in ${Math.round(performance.now() - started)} ms`);
-  return { ...report, documents: report.written.length + report.unchanged, newIds: ids.added.length, warnings: loaded.warnings, dataFilesRead: loaded.dataFilesRead, twins: loaded.twins };
+  return { ...report, documents, newIds: ids.added.length, warnings: loaded.warnings, dataFilesRead: loaded.dataFilesRead, twins, skipped: false };
 }
 
 /**
@@ -152,7 +167,7 @@ export async function loadCatalogModel(options: BuildOptions, parseCache: ParseC
   const enrichment = await enrichSources(model, localFiles, fileOrigins, { dataDir: config.dataDir, cacheDir: config.cacheDir, remoteScan: config.remoteScan, log, ...(options.progress ? { progress: options.progress } : {}) }, remoteFiles);
   issues.push(...enrichment.issues);
   if (issues.length > 0) throw new BuildError(sortIssues(issues), enrichment.warnings);
-  return { model, ids, warnings: enrichment.warnings, parseCache: parsed.cache, dataFilesRead: enrichment.filesRead, twins: enrichment.twins };
+  return { model, ids, warnings: enrichment.warnings, parseCache: parsed.cache, dataFilesRead: enrichment.filesRead, twins: enrichment.twins, remote: remoteFiles.length > 0 };
 }
 
 async function listDataFiles(dataDir: string): Promise<Set<string>> {

@@ -61,7 +61,8 @@ export async function runBuild(options: BuildCommandOptions): Promise<number> {
     for (const warning of groupWarnings(result.warnings)) console.warn(`⚠ ${warning}`);
     // Said even when quiet: in CI it shows whether the cached twins were taken (docs/ci-workflow.yml).
     const twins = result.twins.made + result.twins.current > 0 ? `; PMTiles twins: ${result.twins.made} made, ${result.twins.current} current` : '';
-    console.log(`✔ ${result.documents} documents in ${config.distDir} (${result.mode}: ${result.written.length} written, ${result.removed.length} removed${twins})`);
+    const what = result.skipped ? 'nothing changed since the last build' : `${result.mode}: ${result.written.length} written, ${result.removed.length} removed`;
+    console.log(`✔ ${result.documents} documents in ${config.distDir} (${what}${twins})`);
     return EXIT.ok;
   } catch (error) {
     if (error instanceof BuildError) printBuildError(error);

@@ -245,6 +245,43 @@ describe('a server reload after an edit', () => {
 });
 
 describe('caches', () => {
+  it('skip a build whose inputs are those of the last one, and say what it kept', async () => {
+    const config = await makeTestConfig();
+    const first = await buildCatalog({ config });
+    const lines: string[] = [];
+    const second = await buildCatalog({ config, log: (line) => lines.push(line) });
+    expect(lines.filter((line) => line.startsWith('nothing changed since the last build'))).toHaveLength(1);
+    expect(lines.some((line) => line.startsWith('loaded '))).toBe(false);
+    expect(second.skipped).toBe(true);
+    expect(second.written).toEqual([]);
+    expect(second.documents).toBe(first.documents);
+    expect(second.warnings).toEqual(first.warnings);
+    expect(second.twins).toEqual({ made: 0, current: first.twins.made + first.twins.current });
+  });
+
+  it('build again when a record is touched, a setting changes, the tree is not the one written, or --full is asked', async () => {
+    const config = await makeTestConfig();
+    await buildCatalog({ config });
+    const rebuild = async (options: Partial<Parameters<typeof buildCatalog>[0]> = {}) => {
+      const lines: string[] = [];
+      const result = await buildCatalog({ config, ...options, log: (line) => lines.push(line) });
+      expect(lines.some((line) => line.startsWith('nothing changed')), JSON.stringify(options)).toBe(false);
+      expect(result.skipped).toBe(false);
+      return result;
+    };
+    const later = new Date(Date.now() + 5000);
+    await utimes(join(config.catalogDir, LAND), later, later);
+    expect((await rebuild()).written).toEqual([]);
+    const moved = await rebuild({ config: { ...config, baseUrl: 'https://moved.example' } });
+    expect(moved.written.length).toBeGreaterThan(100);
+    expect(await readFile(join(config.distDir, 'api/index.json'), 'utf8')).toContain('https://moved.example');
+    expect((await rebuild({ config: { ...config, baseUrl: 'https://moved.example' }, full: true })).mode).toBe('full');
+    const root = readModelRoot(config.distDir)!;
+    await rm(join(config.distDir, '_geoshelf', `model/${Object.values(root.parts)[0]!.sha256}.json`));
+    await rebuild({ config: { ...config, baseUrl: 'https://moved.example' } });
+    expect(readModelRoot(config.distDir)).toBeDefined();
+  });
+
   it('let a rebuild with unchanged data files read no data, and a changed file be read again', async () => {
     const config = await makeTestConfig();
     const first = await buildCatalog({ config });

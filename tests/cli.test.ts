@@ -29,6 +29,17 @@ describe('npm run build', () => {
     expect(result.stderr).toContain('DanglingReference: A record refers to something that does not exist.');
   });
 
+  it('says that nothing changed when run again on the same records, and writes nothing', async () => {
+    const config = await makeTestConfig();
+    const build = () => spawnSync(NODE, ['generator/cli.ts'], { cwd: ROOT, env: environment(config), encoding: 'utf8' });
+    const first = build();
+    expect(first.status, first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/✔ \d+ documents in .* \(full: \d+ written, 0 removed/);
+    const again = build();
+    expect(again.status, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/✔ \d+ documents in .* \(nothing changed since the last build; PMTiles twins: 0 made, \d+ current\)/);
+  });
+
   it('names a wrong setting instead of building', async () => {
     const config = await makeTestConfig();
     const result = spawnSync(NODE, ['generator/cli.ts'], { cwd: ROOT, env: environment(config, { GEOSHELF_LEDGER: 'maybe' }), encoding: 'utf8' });

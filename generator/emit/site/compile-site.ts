@@ -118,7 +118,8 @@ async function buildServer(root: string, outDir: string): Promise<void> {
   await build({ ...config, root, configFile: false });
 }
 
-async function hashSources(root: string): Promise<string> {
+/** A hash of the web app's sources: its compilation, and the pages rendered with it, depend on nothing else. */
+export async function hashSources(root: string): Promise<string> {
   const parts: string[] = [];
   for (const source of SOURCES) {
     const path = join(root, source);

@@ -1,0 +1,74 @@
+/**
+ * Whether a build has anything to do. A build is a function of its inputs: the code and the web app's sources, the
+ * settings, and the files under the catalog and data folders. Each build that succeeds stores a digest of them
+ * (the files by path, size and mtime, as make and ninja compare them) in the cache folder, with the hash of the
+ * `manifest.json` it wrote. A later build whose inputs give the same digest, over a tree that still holds that
+ * manifest whole, would write the same bytes, so it writes nothing and loads nothing: at 10,000 datasets a build
+ * with nothing changed read every record and hashed every dataset, 2.7 s before it found no change.
+ *
+ * A catalog that reads remote objects is never skipped, since they change with no trace here; nor is `--full`.
+ */
+import { createHash, hash } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import type { Config } from '../runtime/config.ts';
+import { readManifestRoot } from '../runtime/manifest.ts';
+import { readModelRoot } from '../runtime/model-file.ts';
+import { hashSources } from './emit/site/compile-site.ts';
+
+/** What the last build that succeeded left, to tell the next one whether it has anything to do. */
+export interface BuildStamp {
+  format: 'geoshelf-build-stamp/1';
+  /** The digest of the inputs the build started from. */
+  inputs: string;
+  /** SHA-256 of the `manifest.json` it wrote. */
+  manifest: string;
+  /** Whether its catalog read remote objects: such a build is never skipped. */
+  remote: boolean;
+  /** What it reported, said again by a build that is skipped. */
+  documents: number;
+  warnings: string[];
+  twins: number;
+}
+
+const STAMP_FILE = 'build-stamp.json';
+/** Files stat'ed at once while the inputs are digested. */
+const STAT_BATCH = 256;
+
+/** The digest of a build's inputs, taken before it reads any of them, so that an edit made during the build is one the next build sees. */
+export async function digestInputs(config: Config, options: { code: string; root: string; skipStac?: boolean }): Promise<string> {
+  const digest = createHash('sha256');
+  digest.update(JSON.stringify({ code: options.code, site: await hashSources(options.root), skipStac: options.skipStac ?? false, config }));
+  for (const folder of [config.catalogDir, config.dataDir]) {
+    const entries = await readdir(folder, { recursive: true, withFileTypes: true }).catch(() => []);
+    const paths = entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name)).sort();
+    digest.update(`\0${folder}\0`);
+    for (let start = 0; start < paths.length; start += STAT_BATCH) {
+      const batch = paths.slice(start, start + STAT_BATCH);
+      const stats = await Promise.all(batch.map((path) => stat(path).catch(() => undefined)));
+      batch.forEach((path, at) => digest.update(`${relative(folder, path)}\0${stats[at]?.size}\0${stats[at]?.mtimeMs}\n`));
+    }
+  }
+  return digest.digest('hex');
+}
+
+/**
+ * The stamp of the last build when these inputs are the ones it was made from and the tree is still the one it
+ * wrote (its manifest's bytes, every manifest and model part there at its size); undefined otherwise.
+ */
+export async function readCurrentStamp(config: Config, inputs: string): Promise<BuildStamp | undefined> {
+  const stamp = await readFile(join(config.cacheDir, STAMP_FILE), 'utf8').then((text) => JSON.parse(text) as BuildStamp, () => undefined);
+  if (stamp?.format !== 'geoshelf-build-stamp/1' || stamp.inputs !== inputs || stamp.remote) return undefined;
+  const manifest = await readFile(join(config.distDir, 'manifest.json')).catch(() => undefined);
+  if (!manifest || hash('sha256', manifest, 'hex') !== stamp.manifest) return undefined;
+  return (await readManifestRoot(config.distDir)) && readModelRoot(config.distDir) ? stamp : undefined;
+}
+
+/** Stores the stamp of a build that succeeded. */
+export async function writeStamp(config: Config, stamp: Omit<BuildStamp, 'format' | 'manifest'>): Promise<void> {
+  const manifest = hash('sha256', await readFile(join(config.distDir, 'manifest.json')), 'hex');
+  await mkdir(config.cacheDir, { recursive: true });
+  const temporary = join(config.cacheDir, `${STAMP_FILE}.tmp-${process.pid}`);
+  await writeFile(temporary, JSON.stringify({ format: 'geoshelf-build-stamp/1', ...stamp, manifest } satisfies BuildStamp));
+  await rename(temporary, join(config.cacheDir, STAMP_FILE));
+}
