@@ -76,11 +76,22 @@ export function* stacTextIndexSlices(items: readonly { ref: StacFileRef }[], doc
   let count = 0;
   const ids = new Map<string, number>();
   // Per token id, the unit of its last posting and where that is: a unit's repeated token keeps its heaviest weight.
-  const lastUnit = new Int32Array(capacity).fill(-1);
-  const lastAt = new Int32Array(capacity);
+  // Grown with the distinct tokens, which are far fewer than the postings (a reload allocates as little as it can).
+  let lastUnit = new Int32Array(1024).fill(-1);
+  let lastAt = new Int32Array(1024);
   const post = (unit: number, token: string, weight: number) => {
     let id = ids.get(token);
-    if (id === undefined) ids.set(token, (id = ids.size));
+    if (id === undefined) {
+      ids.set(token, (id = ids.size));
+      if (id === lastUnit.length) {
+        const grown = new Int32Array(id * 2).fill(-1);
+        grown.set(lastUnit);
+        lastUnit = grown;
+        const at = new Int32Array(id * 2);
+        at.set(lastAt);
+        lastAt = at;
+      }
+    }
     if (lastUnit[id] === unit) {
       weightOf[lastAt[id]!] = Math.max(weightOf[lastAt[id]!]!, weight);
       return;
