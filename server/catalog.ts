@@ -118,7 +118,7 @@ function* snapshotSlices(distDir: string, options: SnapshotOptions, previous?: C
   const same = previous?.store.distDir === distDir;
   const loaded = yield* loadManifestSlices(distDir, same ? previous.manifestParts : undefined);
   if (!loaded) throw new Error(`${distDir} holds no readable manifest.json; run npm run build`);
-  const stored = yield* readModelSlices(distDir, same ? previous.modelParts : undefined);
+  const stored = yield* readModelSlices(distDir, same ? previous.modelParts : undefined, { intern: true });
   const store = new StaticStore(distDir, loaded.manifest, options);
   if (same) yield* store.adopt(previous.store);
   else store.warm();

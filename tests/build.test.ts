@@ -5,7 +5,8 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
 import { readManifest, readManifestRoot, serializeManifest } from '../runtime/manifest.ts';
 import { buildCatalog, loadCatalogModel } from '../generator/build.ts';
-import { datasetPart, readModel, readModelRoot } from '../runtime/model-file.ts';
+import { datasetPart, readModel, readModelRoot, readModelSlices } from '../runtime/model-file.ts';
+import { runAtOnce } from '../core/slices.ts';
 import { createServer } from '../server/app.ts';
 import { BuildError } from '../generator/errors.ts';
 import { readLedger } from '../generator/model/ledger.ts';
@@ -303,6 +304,13 @@ describe('caches', () => {
     expect(changed.dataFilesRead).toBe(1);
     const file = JSON.parse(await readFile(join(config.distDir, 'api/collections/geonames/datasets/megacities/files/megacities/index.json'), 'utf8'));
     expect(file.file.file_metadata.feature_count).toBe(10);
+  });
+
+  it('read the model back the same with its equal strings made one, as the server does', async () => {
+    const config = await makeTestConfig();
+    await buildCatalog({ config });
+    const plain = JSON.stringify(readModel(config.distDir).file);
+    expect(JSON.stringify(runAtOnce(readModelSlices(config.distDir, undefined, { intern: true })).file)).toBe(plain);
   });
 
   it('store the model in parts that read back as the model, and rewrite only the part of an edited dataset', async () => {
