@@ -111,14 +111,7 @@ export function warmStacSearch(index: CatalogIndex): void {
  */
 export function* warmStacSearchSlices(index: CatalogIndex): Sliced<void> {
   const search = indexes.get(index) ?? (yield* stacSearchIndexSlices(index));
-  if (textIndexes.has(search)) return;
-  const documents = new Map<DatasetModel, SearchDocument>();
-  for (const entry of index.collections.values()) {
-    for (const document of entry.documents) documents.set(document.dataset, document);
-    yield;
-  }
-  const built = yield* stacTextIndexSlices(search.entries, documents);
-  if (!textIndexes.has(search)) textIndexes.set(search, built);
+  if (!textIndexes.has(search)) yield* textIndexSlices(index, search);
 }
 
 /**
@@ -266,8 +259,19 @@ const textIndexes = new WeakMap<StacSearchIndex, StacTextIndex>();
  * datasets' search documents are the ones /api's search scores, so both rank alike.
  */
 export function stacTextIndex(index: CatalogIndex, search: StacSearchIndex = stacSearchIndex(index)): StacTextIndex {
-  if (!textIndexes.has(search)) runAtOnce(warmStacSearchSlices(index));
-  return textIndexes.get(search)!;
+  return textIndexes.get(search) ?? runAtOnce(textIndexSlices(index, search));
+}
+
+/** Builds the free-text index of a search index, pausing after each collection's documents and every few thousand steps. */
+function* textIndexSlices(index: CatalogIndex, search: StacSearchIndex): Sliced<StacTextIndex> {
+  const documents = new Map<DatasetModel, SearchDocument>();
+  for (const entry of index.collections.values()) {
+    for (const document of entry.documents) documents.set(document.dataset, document);
+    yield;
+  }
+  const built = textIndexes.get(search) ?? (yield* stacTextIndexSlices(search.entries, documents));
+  textIndexes.set(search, built);
+  return built;
 }
 
 const rankCache = new WeakMap<StacSearchIndex, Map<StacSortField, Int32Array>>();

@@ -115,7 +115,10 @@ export function* stacTextIndexSlices(items: readonly { ref: StacFileRef }[], doc
   tokens.forEach((token, rank) => (rankOf[ids.get(token)!] = rank));
   yield;
   const postingStart = new Int32Array(tokens.length + 1);
-  for (let at = 0; at < count; at++) postingStart[rankOf[tokenOf[at]!]! + 1]!++;
+  for (let at = 0; at < count; at++) {
+    postingStart[rankOf[tokenOf[at]!]! + 1]!++;
+    if (at % (16 * SLICE_STEPS) === 16 * SLICE_STEPS - 1) yield;
+  }
   for (let rank = 0; rank < tokens.length; rank++) postingStart[rank + 1]! += postingStart[rank]!;
   yield;
   const fill = postingStart.slice(0, tokens.length);
