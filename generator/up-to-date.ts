@@ -9,7 +9,8 @@
  * A catalog that reads remote objects is never skipped, since they change with no trace here; nor is `--full`.
  */
 import { createHash, hash } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { statSync } from 'node:fs';
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { Config } from '../runtime/config.ts';
 import { readManifestRoot } from '../runtime/manifest.ts';
@@ -32,10 +33,12 @@ export interface BuildStamp {
 }
 
 const STAMP_FILE = 'build-stamp.json';
-/** Files stat'ed at once while the inputs are digested. */
-const STAT_BATCH = 256;
 
-/** The digest of a build's inputs, taken before it reads any of them, so that an edit made during the build is one the next build sees. */
+/**
+ * The digest of a build's inputs, taken before it reads any of them, so that an edit made during the build is one
+ * the next build sees. Files are stat'ed one after another: at 100,000 record files that took 0.6–0.7 s, against
+ * 1.1–1.9 s for batches of 256 promises.
+ */
 export async function digestInputs(config: Config, options: { code: string; root: string; skipStac?: boolean }): Promise<string> {
   const digest = createHash('sha256');
   digest.update(JSON.stringify({ code: options.code, site: await hashSources(options.root), skipStac: options.skipStac ?? false, config }));
@@ -43,10 +46,9 @@ export async function digestInputs(config: Config, options: { code: string; root
     const entries = await readdir(folder, { recursive: true, withFileTypes: true }).catch(() => []);
     const paths = entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name)).sort();
     digest.update(`\0${folder}\0`);
-    for (let start = 0; start < paths.length; start += STAT_BATCH) {
-      const batch = paths.slice(start, start + STAT_BATCH);
-      const stats = await Promise.all(batch.map((path) => stat(path).catch(() => undefined)));
-      batch.forEach((path, at) => digest.update(`${relative(folder, path)}\0${stats[at]?.size}\0${stats[at]?.mtimeMs}\n`));
+    for (const path of paths) {
+      const found = statSync(path, { throwIfNoEntry: false });
+      digest.update(`${relative(folder, path)}\0${found?.size}\0${found?.mtimeMs}\n`);
     }
   }
   return digest.digest('hex');
