@@ -95,8 +95,8 @@ export function loadSnapshot(distDir: string, options: SnapshotOptions, previous
 
 /**
  * Loads `dist/` again while the server keeps answering from `previous`: the same load in slices of a few
- * milliseconds, with the STAC search indexes built before the snapshot is returned, so no request waits for more
- * than a slice. At 100,000 datasets a reload held the server for seconds.
+ * milliseconds, with the STAC search indexes built before the snapshot is returned, so that, garbage collection
+ * aside, no request waits for more than a slice. At 100,000 datasets a reload held the server for seconds.
  */
 export function reloadSnapshot(distDir: string, options: SnapshotOptions, previous: CatalogSnapshot, sliceMs?: number): Promise<CatalogSnapshot> {
   return runInSlices((function* () {
