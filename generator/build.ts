@@ -7,7 +7,7 @@ import { INTERNAL_DIR } from '../core/constants.ts';
 import { PartUnreadable, readManifestPart, readManifestRoot } from '../runtime/manifest.ts';
 import { modelPartKey, readModelRoot } from '../runtime/model-file.ts';
 import type { CatalogModel } from '../core/model.ts';
-import { computeCodeFingerprint, readParseCache, writeParseCache } from './cache.ts';
+import { computeCodeFingerprint, readParseCache, readRecordStats, writeParseCache, writeRecordStats } from './cache.ts';
 import { enrichSources } from './enrich/enrich-sources.ts';
 import type { ProgressReporter } from './enrich/progress.ts';
 import { serializeModel } from './emit/model-file.ts';
@@ -15,7 +15,7 @@ import { finishTree, renderTree, type RenderedTree, type RenderTreeOptions } fro
 import { prepareSite } from './emit/site/build-site.ts';
 import { recoverTree, writeTree, type WriteReport } from './emit/write-tree.ts';
 import { BuildError, type BuildIssue } from './errors.ts';
-import { readRecordFiles } from './load/read-records.ts';
+import { readRecordFiles, type RecordFile, type RecordStats } from './load/read-records.ts';
 import { buildModel } from './model/build-model.ts';
 import { IdAllocator, readLedger, writeLedger } from './model/ledger.ts';
 import { parseRecords, type ParseCache } from './parse/parse-records.ts';
@@ -62,6 +62,8 @@ export interface LoadedCatalog {
   twins: { made: number; current: number };
   /** Whether the catalog reads remote objects, which change with no trace on this machine. */
   remote: boolean;
+  /** The record files read, and when: the next build's `RecordStats`. */
+  records: { takenAt: number; files: RecordFile[] };
 }
 
 /**
@@ -82,7 +84,9 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
     log(`nothing changed since the last build (the code, the settings, and every file of the catalog and data folders by size and time); ${stamp.documents} documents kept in ${Math.round(performance.now() - started)} ms`);
     return { mode: 'incremental', written: [], removed: [], unchanged: stamp.documents, documents: stamp.documents, newIds: 0, warnings: stamp.warnings, dataFilesRead: 0, twins: { made: 0, current: stamp.twins }, skipped: true };
   }
-  const loaded = await loadCatalogModel(options, options.full ? new Map() : await readParseCache(config.cacheDir, code));
+  const loaded = options.full
+    ? await loadCatalogModel(options)
+    : await loadCatalogModel(options, await readParseCache(config.cacheDir, code), await readRecordStats(config.cacheDir));
 
   const settings = { baseUrl: config.baseUrl, storageBaseUrl: config.storageBaseUrl };
   const previousRoot = options.full ? undefined : await readManifestRoot(config.distDir);
@@ -130,6 +134,7 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
     log,
   });
   await writeParseCache(config.cacheDir, code, loaded.parseCache);
+  await writeRecordStats(config.cacheDir, loaded.records.takenAt, loaded.records.files);
   const { ids } = loaded;
   if (ids.added.length > 0 && config.ledgerMode === 'update') {
     const ledgerPath = join(config.catalogDir, 'ledger.json');
@@ -147,10 +152,11 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
  * The stages before rendering: load, parse, resolve against the ledger, enrich from the data. Throws a
  * `BuildError` listing every problem; writes nothing.
  */
-export async function loadCatalogModel(options: BuildOptions, parseCache: ParseCache = new Map()): Promise<LoadedCatalog> {
+export async function loadCatalogModel(options: BuildOptions, parseCache: ParseCache = new Map(), recordStats?: RecordStats): Promise<LoadedCatalog> {
   const { config } = options;
   const log = options.log ?? (() => undefined);
-  const files = await readRecordFiles(config.catalogDir);
+  const takenAt = Date.now();
+  const files = await readRecordFiles(config.catalogDir, recordStats);
   const parsed = parseRecords(files, parseCache);
   const issues = parsed.issues;
   const ids = new IdAllocator(await readLedger(join(config.catalogDir, 'ledger.json')), formatTimestamp(options.now ?? new Date()));
@@ -162,12 +168,12 @@ export async function loadCatalogModel(options: BuildOptions, parseCache: ParseC
       issues.push({ code: 'LedgerFrozen', source: 'ledger.json', path: `ids.${kind}`, message: `"${key}" has no id yet` });
     }
   }
-  log(`loaded ${files.length} record files: ${model.collections.length} collections, ${countDatasets(model)} datasets`);
+  log(`loaded ${files.length} record files (${files.filter((file) => file.read).length} read, the others unchanged since the last build): ${model.collections.length} collections, ${countDatasets(model)} datasets`);
   // The data of the records that resolved is read even when others did not: every problem comes out in one pass.
   const enrichment = await enrichSources(model, localFiles, fileOrigins, { dataDir: config.dataDir, cacheDir: config.cacheDir, remoteScan: config.remoteScan, log, ...(options.progress ? { progress: options.progress } : {}) }, remoteFiles);
   issues.push(...enrichment.issues);
   if (issues.length > 0) throw new BuildError(sortIssues(issues), enrichment.warnings);
-  return { model, ids, warnings: enrichment.warnings, parseCache: parsed.cache, dataFilesRead: enrichment.filesRead, twins: enrichment.twins, remote: remoteFiles.length > 0 };
+  return { model, ids, warnings: enrichment.warnings, parseCache: parsed.cache, dataFilesRead: enrichment.filesRead, twins: enrichment.twins, remote: remoteFiles.length > 0, records: { takenAt, files } };
 }
 
 async function listDataFiles(dataDir: string): Promise<Set<string>> {

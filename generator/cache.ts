@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { RecordFile, RecordStats } from './load/read-records.ts';
 import type { ParseCache, ParsedFile } from './parse/parse-records.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -40,4 +41,22 @@ export async function writeParseCache(cacheDir: string, fingerprint: string, cac
   const temporary = join(cacheDir, `records.json.tmp-${process.pid}`);
   await writeFile(temporary, JSON.stringify({ fingerprint, files: [...cache] } satisfies ParseCacheFile));
   await rename(temporary, join(cacheDir, 'records.json'));
+}
+
+/** Reads the record files' stats of the last build; none when missing or unreadable. */
+export async function readRecordStats(cacheDir: string): Promise<RecordStats | undefined> {
+  try {
+    const file = JSON.parse(await readFile(join(cacheDir, 'record-stats.json'), 'utf8')) as { takenAt: number; files: [string, number, number, string][] };
+    return { takenAt: file.takenAt, files: new Map(file.files.map(([path, size, mtimeMs, sha256]) => [path, { size, mtimeMs, sha256 }])) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes the stats of the record files a build read, atomically. */
+export async function writeRecordStats(cacheDir: string, takenAt: number, files: readonly RecordFile[]): Promise<void> {
+  await mkdir(cacheDir, { recursive: true });
+  const temporary = join(cacheDir, `record-stats.json.tmp-${process.pid}`);
+  await writeFile(temporary, JSON.stringify({ takenAt, files: files.map((file) => [file.source, file.size, file.mtimeMs, file.sha256]) }));
+  await rename(temporary, join(cacheDir, 'record-stats.json'));
 }

@@ -283,6 +283,27 @@ describe('caches', () => {
     expect(readModelRoot(config.distDir)).toBeDefined();
   });
 
+  it('read only the record files whose size or time changed since the last build', async () => {
+    const config = await makeTestConfig();
+    // Files written a moment ago could change again within their mtime's resolution: those are always read.
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    for (const entry of await readdir(config.catalogDir, { recursive: true, withFileTypes: true })) {
+      if (entry.isFile()) await utimes(join(entry.parentPath, entry.name), hourAgo, hourAgo);
+    }
+    const loadedLine = async () => {
+      const lines: string[] = [];
+      await buildCatalog({ config, log: (line) => lines.push(line) });
+      return lines.find((line) => line.startsWith('loaded '))!;
+    };
+    const first = /^loaded (\d+) record files \((\d+) read/.exec(await loadedLine())!;
+    expect(first[2]).toBe(first[1]);
+    const record = await readFile(join(config.catalogDir, LAND), 'utf8');
+    await writeFile(join(config.catalogDir, LAND), record.replace(/^description: >-\n/m, 'description: >-\n  Read again.\n'));
+    expect(await loadedLine()).toMatch(new RegExp(`^loaded ${first[1]} record files \\(1 read, `));
+    const land = JSON.parse(await readFile(join(config.distDir, 'api/collections/natural-earth/datasets/land/index.json'), 'utf8'));
+    expect(land.dataset.description).toContain('Read again.');
+  });
+
   it('let a rebuild with unchanged data files read no data, and a changed file be read again', async () => {
     const config = await makeTestConfig();
     const first = await buildCatalog({ config });

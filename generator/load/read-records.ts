@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { parseSourceDocument, type SourceDocument } from './parse-document.ts';
@@ -14,6 +14,11 @@ export interface RecordFile {
   kind: RecordKind;
   /** sha256 of the text, the key of the parse cache. */
   sha256: string;
+  /** Size and mtime when read, for the next build's `RecordStats`. */
+  size: number;
+  mtimeMs: number;
+  /** Whether its text was read and hashed by this build, rather than known from the last one's stats. */
+  read: boolean;
   /** The parsed document with line positions, parsed on first use. */
   document: () => SourceDocument;
 }
@@ -32,10 +37,27 @@ export function classifyRecordPath(path: string): RecordKind | undefined {
 }
 
 /**
- * Reads every record under `catalogDir` in a stable order: formats, storage locations, collections, datasets.
- * Files outside the known places (the data folder, READMEs, the ledger) are ignored.
+ * What a build learnt of each record file: its size, mtime and text hash, and when it looked. The next build takes
+ * the hash of a file whose size and mtime are the same without reading it, so a one-edit rebuild reads one file.
  */
-export async function readRecordFiles(catalogDir: string): Promise<RecordFile[]> {
+export interface RecordStats {
+  /** `Date.now()` before the files were stat'ed. */
+  takenAt: number;
+  files: Map<string, { size: number; mtimeMs: number; sha256: string }>;
+}
+
+/**
+ * A file modified within this long of the stats being taken may be modified again without its mtime changing on a
+ * coarse file system: its memo is not trusted, and it is read (git's "racily clean" entries).
+ */
+const RACY_MS = 2000;
+
+/**
+ * Reads every record under `catalogDir` in a stable order: formats, storage locations, collections, datasets.
+ * Files outside the known places (the data folder, READMEs, the ledger) are ignored. A file that `known` holds
+ * with its size and mtime is not read: its hash comes from there, and its text is read only if it must be parsed.
+ */
+export async function readRecordFiles(catalogDir: string, known?: RecordStats): Promise<RecordFile[]> {
   const entries = await readdir(catalogDir, { recursive: true, withFileTypes: true });
   const paths = entries
     .filter((entry) => entry.isFile())
@@ -48,9 +70,21 @@ export async function readRecordFiles(catalogDir: string): Promise<RecordFile[]>
     .sort((a, b) => KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || (a.path < b.path ? -1 : 1));
   // Synchronous reads: for thousands of small files they are several times quicker than as many promises.
   return paths.map(({ path, kind }) => {
-    const text = readFileSync(join(catalogDir, path), 'utf8');
+    const full = join(catalogDir, path);
+    const { size, mtimeMs } = statSync(full);
+    const memo = known?.files.get(path);
     let document: SourceDocument | undefined;
-    return { source: path, kind, sha256: hash('sha256', text, 'hex'), document: () => (document ??= parseSourceDocument(path, text)) };
+    if (memo && memo.size === size && memo.mtimeMs === mtimeMs && mtimeMs < known!.takenAt - RACY_MS) {
+      // Read only when it must be parsed (the parse cache lacks it), and refused if it is no longer the text hashed.
+      const readLater = () => {
+        const text = readFileSync(full, 'utf8');
+        if (hash('sha256', text, 'hex') !== memo.sha256) throw new Error(`${path} changed while the build was reading the catalog; run the build again`);
+        return text;
+      };
+      return { source: path, kind, sha256: memo.sha256, size, mtimeMs, read: false, document: () => (document ??= parseSourceDocument(path, readLater())) };
+    }
+    const text = readFileSync(full, 'utf8');
+    return { source: path, kind, sha256: hash('sha256', text, 'hex'), size, mtimeMs, read: true, document: () => (document ??= parseSourceDocument(path, text)) };
   });
 }
 
