@@ -87,7 +87,7 @@ async function drainAndExit(reason: string, server: Server, geoshelf: GeoshelfSe
 export async function buildBeforeServing(config: Config): Promise<void> {
   try {
     const result = await buildCatalog({ config, ...describeProgress(config) });
-    console.log(`✔ catalog built: ${result.documents} documents (${result.written.length} written)`);
+    console.log(result.skipped ? `✔ catalog unchanged since the last build: ${result.documents} documents` : `✔ catalog built: ${result.documents} documents (${result.written.length} written)`);
   } catch (error) {
     if (!(error instanceof BuildError)) throw error;
     printBuildError(error);
