@@ -13,9 +13,10 @@ import type { ProgressReporter } from './enrich/progress.ts';
 import { serializeModel } from './emit/model-file.ts';
 import { finishTree, renderTree, type RenderedTree, type RenderTreeOptions } from './emit/render-tree.ts';
 import { prepareSite } from './emit/site/build-site.ts';
+import { hashSources } from './emit/site/compile-site.ts';
 import { recoverTree, writeTree, type WriteReport } from './emit/write-tree.ts';
 import { BuildError, type BuildIssue } from './errors.ts';
-import { readRecordFiles, type RecordFile, type RecordStats } from './load/read-records.ts';
+import { readRecordFiles, type ListedFiles, type RecordFile, type RecordStats } from './load/read-records.ts';
 import { buildModel } from './model/build-model.ts';
 import { IdAllocator, readLedger, writeLedger } from './model/ledger.ts';
 import { parseRecords, type ParseCache } from './parse/parse-records.ts';
@@ -78,22 +79,24 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
   const root = fileURLToPath(new URL('..', import.meta.url));
   // A build killed part way may have left dist/ mid-update: finish or undo that before comparing against it.
   await recoverTree(config.distDir, log);
-  const inputs = await digestInputs(config, { code, root, skipStac: options.skipStac ?? false });
+  const siteSources = await hashSources(root);
+  const { inputs, catalogFiles } = await digestInputs(config, { code, site: siteSources, skipStac: options.skipStac ?? false });
   const stamp = options.full ? undefined : await readCurrentStamp(config, inputs);
   if (stamp) {
     log(`nothing changed since the last build (the code, the settings, and every file of the catalog and data folders by size and time); ${stamp.documents} documents kept in ${Math.round(performance.now() - started)} ms`);
     return { mode: 'incremental', written: [], removed: [], unchanged: stamp.documents, documents: stamp.documents, newIds: 0, warnings: stamp.warnings, dataFilesRead: 0, twins: { made: 0, current: stamp.twins }, skipped: true };
   }
   const loaded = options.full
-    ? await loadCatalogModel(options)
-    : await loadCatalogModel(options, await readParseCache(config.cacheDir, code), await readRecordStats(config.cacheDir));
+    ? await loadCatalogModel(options, { listed: catalogFiles })
+    : await loadCatalogModel(options, { parseCache: await readParseCache(config.cacheDir, code), recordStats: await readRecordStats(config.cacheDir), listed: catalogFiles });
 
   const settings = { baseUrl: config.baseUrl, storageBaseUrl: config.storageBaseUrl };
   const previousRoot = options.full ? undefined : await readManifestRoot(config.distDir);
   let serialized = serializeModel(settings, loaded.model, previousRoot && readModelRoot(config.distDir));
   const index = createCatalogIndex(loaded.model, settings);
-  const site = await prepareSite(index, {
+  const pages = await prepareSite(index, {
     root,
+    sourceHash: siteSources,
     dataDir: config.dataDir,
     queryOrigin: config.siteQueryOrigin,
     browserSqlLimitBytes: config.siteBrowserSqlMb * 1_000_000,
@@ -101,10 +104,10 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
   });
   const render = (previous: RenderTreeOptions['previous']) => renderTree(index, {
     searchSliceTerms: config.searchSliceTerms,
-    fingerprint: `${code}:${config.searchSliceTerms}:${site.fingerprint}${options.skipStac ? ':no-stac' : ''}`,
+    fingerprint: `${code}:${config.searchSliceTerms}:${pages.fingerprint}${options.skipStac ? ':no-stac' : ''}`,
     skipStac: options.skipStac,
     datasetHashes: serialized.datasetHashes,
-    site: site.scopes,
+    site: pages.scopes,
     ...(previous ? { previous } : {}),
   });
   let rendered: RenderedTree;
@@ -120,7 +123,7 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
     serialized = serializeModel(settings, loaded.model);
   }
   await finishTree(rendered);
-  log(`rendered ${rendered.files.length} documents and pages (${site.rendered()} pages), kept ${rendered.keptFiles} whose inputs did not change`);
+  log(`rendered ${rendered.files.length} documents and pages (${pages.rendered()} pages), kept ${rendered.keptFiles} whose inputs did not change`);
 
   const report = await writeTree(rendered, {
     distDir: config.distDir,
@@ -148,16 +151,23 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
   return { ...report, documents, newIds: ids.added.length, warnings: loaded.warnings, dataFilesRead: loaded.dataFilesRead, twins, skipped: false };
 }
 
+/** What a build knows of its inputs before it loads them: the last build's caches, and the catalog folder as listed. */
+export interface KnownInputs {
+  parseCache?: ParseCache;
+  recordStats?: RecordStats;
+  listed?: ListedFiles;
+}
+
 /**
  * The stages before rendering: load, parse, resolve against the ledger, enrich from the data. Throws a
  * `BuildError` listing every problem; writes nothing.
  */
-export async function loadCatalogModel(options: BuildOptions, parseCache: ParseCache = new Map(), recordStats?: RecordStats): Promise<LoadedCatalog> {
+export async function loadCatalogModel(options: BuildOptions, known: KnownInputs = {}): Promise<LoadedCatalog> {
   const { config } = options;
   const log = options.log ?? (() => undefined);
   const takenAt = Date.now();
-  const files = await readRecordFiles(config.catalogDir, recordStats);
-  const parsed = parseRecords(files, parseCache);
+  const files = await readRecordFiles(config.catalogDir, known.recordStats, known.listed);
+  const parsed = parseRecords(files, known.parseCache ?? new Map());
   const issues = parsed.issues;
   const ids = new IdAllocator(await readLedger(join(config.catalogDir, 'ledger.json')), formatTimestamp(options.now ?? new Date()));
   const dataFiles = await listDataFiles(config.dataDir);

@@ -46,6 +46,9 @@ export interface RecordStats {
   files: Map<string, { size: number; mtimeMs: number; sha256: string }>;
 }
 
+/** Files of the catalog folder by path relative to it (with `/`), with their size and mtime, as a build listed them. */
+export type ListedFiles = Map<string, { size: number; mtimeMs: number }>;
+
 /**
  * A file modified within this long of the stats being taken may be modified again without its mtime changing on a
  * coarse file system: its memo is not trusted, and it is read (git's "racily clean" entries).
@@ -56,12 +59,13 @@ const RACY_MS = 2000;
  * Reads every record under `catalogDir` in a stable order: formats, storage locations, collections, datasets.
  * Files outside the known places (the data folder, READMEs, the ledger) are ignored. A file that `known` holds
  * with its size and mtime is not read: its hash comes from there, and its text is read only if it must be parsed.
+ * `listed` is the folder as the caller already listed and stat'ed it (the build, digesting its inputs).
  */
-export async function readRecordFiles(catalogDir: string, known?: RecordStats): Promise<RecordFile[]> {
-  const entries = await readdir(catalogDir, { recursive: true, withFileTypes: true });
-  const paths = entries
+export async function readRecordFiles(catalogDir: string, known?: RecordStats, listed?: ListedFiles): Promise<RecordFile[]> {
+  const all = listed ? [...listed.keys()] : (await readdir(catalogDir, { recursive: true, withFileTypes: true }))
     .filter((entry) => entry.isFile())
-    .map((entry) => relative(catalogDir, join(entry.parentPath, entry.name)).split(sep).join('/'))
+    .map((entry) => relative(catalogDir, join(entry.parentPath, entry.name)).split(sep).join('/'));
+  const paths = all
     .filter((path) => !path.startsWith('data/'))
     .flatMap((path) => {
       const kind = classifyRecordPath(path);
@@ -71,7 +75,7 @@ export async function readRecordFiles(catalogDir: string, known?: RecordStats): 
   // Synchronous reads: for thousands of small files they are several times quicker than as many promises.
   return paths.map(({ path, kind }) => {
     const full = join(catalogDir, path);
-    const { size, mtimeMs } = statSync(full);
+    const { size, mtimeMs } = listed?.get(path) ?? statSync(full);
     const memo = known?.files.get(path);
     let document: SourceDocument | undefined;
     if (memo && memo.size === size && memo.mtimeMs === mtimeMs && mtimeMs < known!.takenAt - RACY_MS) {

@@ -30,6 +30,8 @@ export interface PrepareSiteOptions extends SitePageSettings {
    * twin from there. Without it, pictures show the extent alone.
    */
   dataDir?: string;
+  /** The hash of the web app's sources, when the caller has it (`hashSources`). */
+  sourceHash?: string;
   log?: (line: string) => void;
 }
 
@@ -38,7 +40,7 @@ export interface PrepareSiteOptions extends SitePageSettings {
  * show, so an edited dataset renders its own pages again and nothing else.
  */
 export async function prepareSite(index: CatalogIndex, options: PrepareSiteOptions): Promise<SiteBuild> {
-  const compiled = await compileSite({ root: options.root, cacheDir: join(options.root, 'node_modules', '.cache', 'geoshelf-site'), ...(options.log ? { log: options.log } : {}) });
+  const compiled = await compileSite({ root: options.root, cacheDir: join(options.root, 'node_modules', '.cache', 'geoshelf-site'), ...(options.sourceHash ? { sourceHash: options.sourceHash } : {}), ...(options.log ? { log: options.log } : {}) });
   const context = createRenderContext(index);
   const settings: SitePageSettings = { queryOrigin: options.queryOrigin, browserSqlLimitBytes: options.browserSqlLimitBytes };
   let count = 0;

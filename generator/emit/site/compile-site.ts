@@ -25,6 +25,8 @@ export interface CompileSiteOptions {
   root: string;
   /** Folder of compiled sites, one per source hash; it depends on the code alone, not on the catalog. */
   cacheDir: string;
+  /** `hashSources(root)` when the caller has it already (the build digests it with its inputs). */
+  sourceHash?: string;
   log?: (line: string) => void;
 }
 
@@ -36,7 +38,7 @@ export interface CompileSiteOptions {
  */
 export async function compileSite(options: CompileSiteOptions): Promise<CompiledSite> {
   const { root, log } = options;
-  const fingerprint = await hashSources(root);
+  const fingerprint = options.sourceHash ?? (await hashSources(root));
   const outDir = join(options.cacheDir, fingerprint);
   if (!existsSync(outDir)) {
     const started = performance.now();
