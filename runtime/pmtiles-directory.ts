@@ -1,5 +1,6 @@
 /** Directories of a PMTiles v3 archive: entries varint-encoded and gzipped, in the root or in leaves. */
 import { gzipSync } from 'node:zlib';
+import { growArray } from '../core/typed-arrays.ts';
 import { HEADER_BYTES } from './pmtiles-header.ts';
 
 /** The header and the root directory must fit in the first 16 KiB, which a client reads in one request. */
@@ -48,15 +49,10 @@ export class EntryColumns {
   }
 
   private grow(capacity: number): void {
-    const grown = <T extends Float64Array | Uint32Array>(column: T, make: new (size: number) => T): T => {
-      const larger = new make(capacity);
-      larger.set(column);
-      return larger;
-    };
-    this.tileIds = grown(this.tileIds, Float64Array);
-    this.offsets = grown(this.offsets, Float64Array);
-    this.lengths = grown(this.lengths, Uint32Array);
-    this.runLengths = grown(this.runLengths, Uint32Array);
+    this.tileIds = growArray(this.tileIds, capacity);
+    this.offsets = growArray(this.offsets, capacity);
+    this.lengths = growArray(this.lengths, capacity);
+    this.runLengths = growArray(this.runLengths, capacity);
   }
 }
 

@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import { open, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { growArray } from '../core/typed-arrays.ts';
 import { buildDirectories, EntryColumns } from './pmtiles-directory.ts';
 import { COMPRESSION, HEADER_BYTES, TILE_TYPE_MVT, writeHeader } from './pmtiles-header.ts';
 import { tileIdToZxy, zxyToTileId } from './pmtiles-tile-id.ts';
@@ -99,18 +100,10 @@ class TileContents {
 
   private growContents(): void {
     const capacity = this.keys.length * 2;
-    const hashes = new Uint8Array(capacity * 32);
-    hashes.set(this.hashes);
-    this.hashes = hashes;
-    const keys = new Float64Array(capacity);
-    keys.set(this.keys);
-    this.keys = keys;
-    const offsets = new Float64Array(capacity);
-    offsets.set(this.offsets);
-    this.offsets = offsets;
-    const lengths = new Uint32Array(capacity);
-    lengths.set(this.lengths);
-    this.lengths = lengths;
+    this.hashes = growArray(this.hashes, capacity * 32);
+    this.keys = growArray(this.keys, capacity);
+    this.offsets = growArray(this.offsets, capacity);
+    this.lengths = growArray(this.lengths, capacity);
   }
 }
 

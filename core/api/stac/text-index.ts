@@ -2,6 +2,7 @@ import type { DatasetModel, FileModel } from '../../model.ts';
 import { SEARCH_WEIGHTS, type SearchDocument } from '../../search.ts';
 import { tokenize } from '../../text.ts';
 import { runAtOnce, sortSlices, type Sliced } from '../../slices.ts';
+import { growArray } from '../../typed-arrays.ts';
 import type { StacFileRef } from './documents.ts';
 
 /**
@@ -84,12 +85,8 @@ export function* stacTextIndexSlices(items: readonly { ref: StacFileRef }[], doc
     if (id === undefined) {
       ids.set(token, (id = ids.size));
       if (id === lastUnit.length) {
-        const grown = new Int32Array(id * 2).fill(-1);
-        grown.set(lastUnit);
-        lastUnit = grown;
-        const at = new Int32Array(id * 2);
-        at.set(lastAt);
-        lastAt = at;
+        lastUnit = growArray(lastUnit, id * 2, -1);
+        lastAt = growArray(lastAt, id * 2);
       }
     }
     if (lastUnit[id] === unit) {
