@@ -1,4 +1,5 @@
 import type { CatalogModel, CollectionModel, DatasetModel, FileModel, FormatModel, StorageLocationModel } from './model.ts';
+import { Derived, derivedKey, type ObjectMemo } from './derived.ts';
 import { createSearchDocument, type SearchDocument } from './search.ts';
 import { runAtOnce, type Sliced } from './slices.ts';
 import { foldTagValue } from './tag-filters.ts';
@@ -27,15 +28,25 @@ export interface CatalogIndex {
   datasetsById: Map<number, { collection: CollectionModel; dataset: DatasetModel }>;
   formatsById: Map<number, FormatModel>;
   storageById: Map<number, StorageLocationModel>;
+  /** What answers derive from this index once and keep as long as it lives (the STAC search index, …). */
+  derived: Derived;
 }
+
+/** Search documents by dataset object. */
+const SEARCH_DOCUMENTS = derivedKey<ObjectMemo<DatasetModel, SearchDocument>>('search documents');
 
 /** Builds the lookups of a catalog model. */
 export function createCatalogIndex(model: CatalogModel, settings: RenderSettings): CatalogIndex {
   return runAtOnce(catalogIndexSlices(model, settings));
 }
 
-/** Builds the lookups of a catalog model, pausing every few hundred datasets. */
-export function* catalogIndexSlices(model: CatalogModel, settings: RenderSettings): Sliced<CatalogIndex> {
+/**
+ * Builds the lookups of a catalog model, pausing every few hundred datasets. A server reload passes the index it
+ * replaces, whose derived values the new one takes over for the datasets and files that did not change.
+ */
+export function* catalogIndexSlices(model: CatalogModel, settings: RenderSettings, previous?: CatalogIndex): Sliced<CatalogIndex> {
+  const derived = new Derived(previous?.derived);
+  const documentsByDataset = derived.memo(SEARCH_DOCUMENTS);
   const collections = new Map<string, CollectionEntry>();
   const datasetsById = new Map<number, { collection: CollectionModel; dataset: DatasetModel }>();
   for (const collection of model.collections) {
@@ -51,7 +62,7 @@ export function* catalogIndexSlices(model: CatalogModel, settings: RenderSetting
       collection,
       datasetsBySlug,
       get documents() {
-        return (documents ??= collection.datasets.map(createSearchDocument));
+        return (documents ??= collection.datasets.map((dataset) => documentsByDataset.getOrMake(dataset, createSearchDocument)));
       },
       tags,
     });
@@ -63,11 +74,12 @@ export function* catalogIndexSlices(model: CatalogModel, settings: RenderSetting
     datasetsById,
     formatsById: new Map(model.formats.map((format) => [format.id, format])),
     storageById: new Map(model.storageLocations.map((location) => [location.id, location])),
+    derived,
   };
 }
 
 /** Datasets between two pauses of sliced work over a collection. */
-const SLICE_DATASETS = 256;
+const SLICE_DATASETS = 64;
 
 function* collectTags(datasets: DatasetModel[]): Sliced<Record<string, string[]>> {
   const byKey = new Map<string, Map<string, string>>();

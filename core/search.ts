@@ -17,17 +17,11 @@ export interface SearchDocument {
  */
 export const SEARCH_WEIGHTS = { name: 8, tags: 4, files: 2, description: 1 } as const;
 
-/** Documents already made, by dataset object. */
-const prepared = new WeakMap<DatasetModel, SearchDocument>();
-
 /**
- * Prepares a dataset for search and tag filtering, once per dataset object: a server reload takes over the datasets
- * of the model parts that did not change (runtime/model-file.ts), and their documents with them. Datasets are
- * not changed once the model is built.
+ * Prepares a dataset for search and tag filtering. A catalog index keeps the document of each dataset object
+ * (core/catalog-index.ts), and a server reload takes over those of the datasets that did not change.
  */
 export function createSearchDocument(dataset: DatasetModel): SearchDocument {
-  const known = prepared.get(dataset);
-  if (known) return known;
   const tagValues = Object.values(dataset.tags).flat();
   const fileText = dataset.files.flatMap((file) => [file.name, file.slug, file.layer_name ?? '']).join(' ');
   const fields = [
@@ -39,9 +33,7 @@ export function createSearchDocument(dataset: DatasetModel): SearchDocument {
   const foldedTags = Object.fromEntries(
     Object.entries(dataset.tags).map(([key, value]) => [key, (Array.isArray(value) ? value : [value]).map(foldTagValue)]),
   );
-  const document = { dataset, fields, foldedTags };
-  prepared.set(dataset, document);
-  return document;
+  return { dataset, fields, foldedTags };
 }
 
 function uniqueTokens(text: string): string[] {

@@ -85,23 +85,23 @@ function cost(target: string, key: string): number {
   return 2 * (target.length + key.length) + URL_MEMO_ENTRY_BYTES;
 }
 
-/**
- * Loads `dist/`: the manifest, the model for computed answers, and the body cache, warmed from disk at start or,
- * on a reload, taken over from the `previous` snapshot for every body the new build did not change.
- */
-export function loadSnapshot(distDir: string, options: SnapshotOptions, previous?: CatalogSnapshot): CatalogSnapshot {
-  return runAtOnce(snapshotSlices(distDir, options, previous));
+/** Loads `dist/`: the manifest, the model for computed answers, and the body cache, warmed from disk. */
+export function loadSnapshot(distDir: string, options: SnapshotOptions): CatalogSnapshot {
+  return runAtOnce(snapshotSlices(distDir, options));
 }
 
 /**
  * Loads `dist/` again while the server keeps answering from `previous`: the same load in slices of a few
  * milliseconds, with the STAC search indexes built before the snapshot is returned, so that, garbage collection
- * aside, no request waits for more than a slice. At 100,000 datasets a reload held the server for seconds.
+ * aside, no request waits for more than a slice. At 100,000 datasets a reload held the server for seconds. What
+ * the new build did not change is taken over from `previous`: the bodies in the cache, the model parts, and what
+ * the catalog index derived from them.
  */
 export function reloadSnapshot(distDir: string, options: SnapshotOptions, previous: CatalogSnapshot, sliceMs?: number): Promise<CatalogSnapshot> {
   return runInSlices((function* () {
     const snapshot = yield* snapshotSlices(distDir, options, previous);
     yield* warmStacSearchSlices(snapshot.context.index);
+    snapshot.context.index.derived.forgetPrevious();
     return snapshot;
   })(), sliceMs);
 }
@@ -122,7 +122,7 @@ function* snapshotSlices(distDir: string, options: SnapshotOptions, previous?: C
   const store = new StaticStore(distDir, loaded.manifest, options);
   if (same) yield* store.adopt(previous.store);
   else store.warm();
-  const index = yield* catalogIndexSlices(stored.file.model, stored.file.settings);
+  const index = yield* catalogIndexSlices(stored.file.model, stored.file.settings, same ? previous.context.index : undefined);
   return { store, context: createRenderContext(index), loadedAt, memo: new UrlMemo(), manifestParts: loaded.parts, modelParts: stored.parts };
 }
 

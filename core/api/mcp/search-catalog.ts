@@ -1,5 +1,6 @@
 import { DEFAULT_LIST_LIMIT } from '../../constants.ts';
 import type { CatalogIndex } from '../../catalog-index.ts';
+import { derivedKey } from '../../derived.ts';
 import type { CollectionModel } from '../../model.ts';
 import type { ListingParams } from '../catalog/resolve.ts';
 import { selectDatasets } from '../catalog/listing.ts';
@@ -20,10 +21,10 @@ export interface CatalogSearchPage {
 }
 
 /** Every collection's search documents in one listing order (folded name, then id), made once per build. */
-const catalogDocuments = new WeakMap<CatalogIndex, SearchDocument[]>();
+const CATALOG_DOCUMENTS = derivedKey<SearchDocument[]>('search documents in listing order');
 
 function listCatalogDocuments(index: CatalogIndex): SearchDocument[] {
-  let documents = catalogDocuments.get(index);
+  let documents = index.derived.get(CATALOG_DOCUMENTS);
   if (!documents) {
     // The order of build-model's sortByNameThenId, which each collection's documents already follow.
     documents = [...index.collections.values()]
@@ -31,7 +32,7 @@ function listCatalogDocuments(index: CatalogIndex): SearchDocument[] {
       .map((document) => ({ document, name: foldText(document.dataset.name) }))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.document.dataset.id - b.document.dataset.id))
       .map(({ document }) => document);
-    catalogDocuments.set(index, documents);
+    index.derived.set(CATALOG_DOCUMENTS, documents);
   }
   return documents;
 }

@@ -1,5 +1,6 @@
 import type { CatalogIndex } from '../../catalog-index.ts';
 import { REMOTE_BACKENDS } from '../../constants.ts';
+import { derivedKey } from '../../derived.ts';
 import type { CollectionModel, DatasetModel, FileModel, SourceModel, StorageLocationModel } from '../../model.ts';
 import type { ColumnSchema } from '../../../schemas/column.ts';
 
@@ -38,16 +39,16 @@ export function featureLayerId(collection: CollectionModel, dataset: DatasetMode
   return `${collection.slug}.${dataset.slug}.${file.slug}`;
 }
 
-const layersOf = new WeakMap<CatalogIndex, Map<string, FeatureLayer>>();
+const FEATURE_LAYERS = derivedKey<Map<string, FeatureLayer>>('feature layers');
 
 /**
  * The feature collections of a catalog, in catalog order, by id: a file with a GeoParquet source stored in the
  * data folder becomes one, read from its newest such source. Computed once per index (a build).
  */
 export function listFeatureLayers(index: CatalogIndex): Map<string, FeatureLayer> {
-  let layers = layersOf.get(index);
-  if (layers) return layers;
-  layers = new Map();
+  const known = index.derived.get(FEATURE_LAYERS);
+  if (known) return known;
+  const layers = new Map<string, FeatureLayer>();
   for (const collection of index.model.collections) {
     for (const dataset of collection.datasets) {
       for (const file of dataset.files) {
@@ -63,8 +64,7 @@ export function listFeatureLayers(index: CatalogIndex): Map<string, FeatureLayer
       }
     }
   }
-  layersOf.set(index, layers);
-  return layers;
+  return index.derived.set(FEATURE_LAYERS, layers);
 }
 
 /** Whether a file is a feature collection, without listing the catalog's: the web app asks this per page. */

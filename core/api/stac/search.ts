@@ -7,6 +7,7 @@ import { stacCollectionId, stacItemFacts, type StacFileRef } from './documents.t
 import { TextDigest } from './page-token.ts';
 import { splitBox } from '../../geo/lon-extent.ts';
 import { runAtOnce, type Sliced } from '../../slices.ts';
+import { derivedKey, type ObjectMemo } from '../../derived.ts';
 import { stacTextIndexSlices, scoreFreeText, type StacTextIndex } from './text-index.ts';
 
 /**
@@ -90,11 +91,14 @@ export interface StacSearchIndex {
   fingerprint: string;
 }
 
-const indexes = new WeakMap<CatalogIndex, StacSearchIndex>();
+const SEARCH_INDEX = derivedKey<StacSearchIndex>('STAC search index');
+const TEXT_INDEX = derivedKey<StacTextIndex>('STAC free-text index');
+/** The tokens of each file's own text, by file object. */
+const FILE_TOKENS = derivedKey<ObjectMemo<FileModel, string[]>>('STAC tokens by file');
 
 /** The search index of a catalog, built on first use and kept as long as the catalog index lives. */
 export function stacSearchIndex(index: CatalogIndex): StacSearchIndex {
-  return indexes.get(index) ?? runAtOnce(stacSearchIndexSlices(index));
+  return index.derived.get(SEARCH_INDEX) ?? runAtOnce(stacSearchIndexSlices(index));
 }
 
 /**
@@ -110,8 +114,8 @@ export function warmStacSearch(index: CatalogIndex): void {
  * indexes take seconds, and a reload builds them before its snapshot is served (server/catalog.ts).
  */
 export function* warmStacSearchSlices(index: CatalogIndex): Sliced<void> {
-  const search = indexes.get(index) ?? (yield* stacSearchIndexSlices(index));
-  if (!textIndexes.has(search)) yield* textIndexSlices(index, search);
+  const search = index.derived.get(SEARCH_INDEX) ?? (yield* stacSearchIndexSlices(index));
+  if (!index.derived.get(TEXT_INDEX)) yield* textIndexSlices(index, search);
 }
 
 /**
@@ -119,16 +123,17 @@ export function* warmStacSearchSlices(index: CatalogIndex): Sliced<void> {
  * file's schema source is picked by its format's type). A server reload takes over the files of the model parts
  * that did not change, and their facts with them: at 100,000 datasets, reading them took most of the index.
  */
-const factsOfFile = new WeakMap<FileModel, { formats: string; facts: ReturnType<typeof stacItemFacts> }>();
+const FILE_FACTS = derivedKey<ObjectMemo<FileModel, { formats: string; facts: ReturnType<typeof stacItemFacts> }>>('STAC facts by file');
 
 /** Entries between two pauses of sliced work. */
-const SLICE_ENTRIES = 1024;
+const SLICE_ENTRIES = 128;
 
 /** Builds the search index of a catalog, pausing every few hundred datasets, and keeps it with the catalog index. */
 function* stacSearchIndexSlices(index: CatalogIndex): Sliced<StacSearchIndex> {
   const entries: StacIndexEntry[] = [];
   const collections: StacSearchIndex['collections'] = new Map();
   const formats = JSON.stringify(index.model.formats.map((format) => [format.id, format.format_type]));
+  const factsOfFile = index.derived.memo(FILE_FACTS);
   for (const collection of index.model.collections) {
     for (const dataset of collection.datasets) {
       const collectionId = stacCollectionId(collection, dataset);
@@ -141,7 +146,7 @@ function* stacSearchIndexSlices(index: CatalogIndex): Sliced<StacSearchIndex> {
         entries.push({ ref, id: file.slug, collectionId, datetime: facts.datetime, bbox: facts.bbox });
       }
       collections.set(collectionId, { ref: { collection, dataset }, first, end: entries.length });
-      if (collections.size % 256 === 0) yield;
+      if (collections.size % 32 === 0) yield;
     }
   }
   const boxes = new Float64Array(entries.length * 8).fill(Number.NaN);
@@ -159,9 +164,7 @@ function* stacSearchIndexSlices(index: CatalogIndex): Sliced<StacSearchIndex> {
     digest.update(`${position === 0 ? '' : '\n'}${entry.collectionId}/${entry.id}/${entry.datetime}/${entry.bbox}/${dataset.updated_at}/${file.updated_at}/${file.name}`);
     if (position % SLICE_ENTRIES === SLICE_ENTRIES - 1) yield;
   }
-  const built = indexes.get(index) ?? { entries, boxes, times, collections, byItemId, fingerprint: digest.digest() };
-  indexes.set(index, built);
-  return built;
+  return index.derived.get(SEARCH_INDEX) ?? index.derived.set(SEARCH_INDEX, { entries, boxes, times, collections, byItemId, fingerprint: digest.digest() });
 }
 
 /** Writes a box as one or two boxes that do not cross ±180°. */
@@ -252,14 +255,12 @@ function spatialTest(search: StacSearchIndex, filter: StacSearchFilter): ((posit
   };
 }
 
-const textIndexes = new WeakMap<StacSearchIndex, StacTextIndex>();
-
 /**
  * The free-text index of a search index, built on the first free-text search of a snapshot and kept with it. The
  * datasets' search documents are the ones /api's search scores, so both rank alike.
  */
 export function stacTextIndex(index: CatalogIndex, search: StacSearchIndex = stacSearchIndex(index)): StacTextIndex {
-  return textIndexes.get(search) ?? runAtOnce(textIndexSlices(index, search));
+  return index.derived.get(TEXT_INDEX) ?? runAtOnce(textIndexSlices(index, search));
 }
 
 /** Builds the free-text index of a search index, pausing after each collection's documents and every few thousand steps. */
@@ -269,9 +270,7 @@ function* textIndexSlices(index: CatalogIndex, search: StacSearchIndex): Sliced<
     for (const document of entry.documents) documents.set(document.dataset, document);
     yield;
   }
-  const built = textIndexes.get(search) ?? (yield* stacTextIndexSlices(search.entries, documents));
-  textIndexes.set(search, built);
-  return built;
+  return index.derived.get(TEXT_INDEX) ?? index.derived.set(TEXT_INDEX, yield* stacTextIndexSlices(search.entries, documents, index.derived.memo(FILE_TOKENS)));
 }
 
 const rankCache = new WeakMap<StacSearchIndex, Map<StacSortField, Int32Array>>();

@@ -3,6 +3,7 @@ import { SEARCH_WEIGHTS, type SearchDocument } from '../../search.ts';
 import { tokenize } from '../../text.ts';
 import { runAtOnce, sortSlices, type Sliced } from '../../slices.ts';
 import { growArray } from '../../typed-arrays.ts';
+import { ObjectMemo } from '../../derived.ts';
 import type { StacFileRef } from './documents.ts';
 
 /**
@@ -33,25 +34,27 @@ export interface StacTextIndex {
   datasetCount: number;
 }
 
-/** The tokens of each file's own text, by file object: a server reload takes over unchanged files and these with them. */
-const tokensOfFile = new WeakMap<FileModel, string[]>();
-
 function fileTokens(file: FileModel): string[] {
-  let tokens = tokensOfFile.get(file);
-  if (!tokens) tokensOfFile.set(file, (tokens = tokenize(`${file.name} ${file.slug} ${file.layer_name ?? ''}`)));
-  return tokens;
+  return tokenize(`${file.name} ${file.slug} ${file.layer_name ?? ''}`);
 }
 
 /** Items, units or postings between two pauses of sliced work. */
-const SLICE_STEPS = 4096;
+const SLICE_STEPS = 512;
 
 /** Builds the index of Items (in search order) from their datasets' search documents and their own files. */
 export function buildStacTextIndex(items: readonly { ref: StacFileRef }[], documents: ReadonlyMap<DatasetModel, SearchDocument>): StacTextIndex {
   return runAtOnce(stacTextIndexSlices(items, documents));
 }
 
-/** `buildStacTextIndex`, pausing every few thousand steps. */
-export function* stacTextIndexSlices(items: readonly { ref: StacFileRef }[], documents: ReadonlyMap<DatasetModel, SearchDocument>): Sliced<StacTextIndex> {
+/**
+ * `buildStacTextIndex`, pausing every few thousand steps. `tokensOfFile` keeps the tokens of each file's own text
+ * by file object: a server reload passes that of the index it replaces, whose unchanged files it takes over.
+ */
+export function* stacTextIndexSlices(
+  items: readonly { ref: StacFileRef }[],
+  documents: ReadonlyMap<DatasetModel, SearchDocument>,
+  tokensOfFile = new ObjectMemo<FileModel, string[]>(),
+): Sliced<StacTextIndex> {
   const datasetUnits = new Map<DatasetModel, number>();
   const datasetOf = new Int32Array(items.length);
   const ownTokens: string[][] = [];
@@ -60,7 +63,7 @@ export function* stacTextIndexSlices(items: readonly { ref: StacFileRef }[], doc
     let unit = datasetUnits.get(dataset);
     if (unit === undefined) datasetUnits.set(dataset, (unit = datasetUnits.size));
     datasetOf[position] = unit;
-    ownTokens.push(fileTokens(file));
+    ownTokens.push(tokensOfFile.getOrMake(file, fileTokens));
     if (position % SLICE_STEPS === SLICE_STEPS - 1) yield;
   }
   const datasetCount = datasetUnits.size;
@@ -74,6 +77,7 @@ export function* stacTextIndexSlices(items: readonly { ref: StacFileRef }[], doc
   const tokenOf = new Int32Array(capacity);
   const unitOf = new Int32Array(capacity);
   const weightOf = new Int32Array(capacity);
+  yield;
   let count = 0;
   const ids = new Map<string, number>();
   // Per token id, the unit of its last posting and where that is: a unit's repeated token keeps its heaviest weight.
@@ -101,7 +105,7 @@ export function* stacTextIndexSlices(items: readonly { ref: StacFileRef }[], doc
   };
   for (let unit = 0; unit < datasetCount; unit++) {
     for (const field of datasetDocuments[unit]!) for (const token of field.tokens) post(unit, token, field.weight);
-    if (unit % 1024 === 1023) yield;
+    if (unit % 128 === 127) yield;
   }
   for (let position = 0; position < ownTokens.length; position++) {
     for (const token of ownTokens[position]!) post(datasetCount + position, token, OWN_FILE_WEIGHT);
