@@ -3,6 +3,7 @@ import { Derived, derivedKey, type ObjectMemo } from './derived.ts';
 import { createSearchDocument, type SearchDocument } from './search.ts';
 import { runAtOnce, type Sliced } from './slices.ts';
 import { foldTagValue } from './tag-filters.ts';
+import { StringTable } from './text.ts';
 
 /** Build settings that documents depend on. */
 export interface RenderSettings {
@@ -35,6 +36,9 @@ export interface CatalogIndex {
 /** Search documents by dataset object. */
 const SEARCH_DOCUMENTS = derivedKey<ObjectMemo<DatasetModel, SearchDocument>>('search documents');
 
+/** The tokens of the index's search documents, each distinct one a single string; others may intern theirs here too. */
+export const TOKEN_STRINGS = derivedKey<StringTable>('token strings');
+
 /** Builds the lookups of a catalog model. */
 export function createCatalogIndex(model: CatalogModel, settings: RenderSettings): CatalogIndex {
   return runAtOnce(catalogIndexSlices(model, settings));
@@ -47,6 +51,7 @@ export function createCatalogIndex(model: CatalogModel, settings: RenderSettings
 export function* catalogIndexSlices(model: CatalogModel, settings: RenderSettings, previous?: CatalogIndex): Sliced<CatalogIndex> {
   const derived = new Derived(previous?.derived);
   const documentsByDataset = derived.memo(SEARCH_DOCUMENTS);
+  const strings = derived.set(TOKEN_STRINGS, new StringTable());
   const collections = new Map<string, CollectionEntry>();
   const datasetsById = new Map<number, { collection: CollectionModel; dataset: DatasetModel }>();
   for (const collection of model.collections) {
@@ -62,7 +67,7 @@ export function* catalogIndexSlices(model: CatalogModel, settings: RenderSetting
       collection,
       datasetsBySlug,
       get documents() {
-        return (documents ??= collection.datasets.map((dataset) => documentsByDataset.getOrMake(dataset, createSearchDocument)));
+        return (documents ??= collection.datasets.map((dataset) => documentsByDataset.getOrMake(dataset, () => createSearchDocument(dataset, strings))));
       },
       tags,
     });

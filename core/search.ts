@@ -1,6 +1,6 @@
 import type { DatasetModel } from './model.ts';
 import { foldTagValue } from './tag-filters.ts';
-import { tokenize } from './text.ts';
+import { tokenize, type StringTable } from './text.ts';
 
 /** A dataset prepared for search: tokens per field with the field's weight. */
 export interface SearchDocument {
@@ -19,9 +19,13 @@ export const SEARCH_WEIGHTS = { name: 8, tags: 4, files: 2, description: 1 } as 
 
 /**
  * Prepares a dataset for search and tag filtering. A catalog index keeps the document of each dataset object
- * (core/catalog-index.ts), and a server reload takes over those of the datasets that did not change.
+ * (core/catalog-index.ts), and a server reload takes over those of the datasets that did not change. With
+ * `strings`, equal tokens of all documents are one string: at 100,000 synthetic datasets the documents held
+ * 227 MiB of heap, and doubled the time of a full garbage collection.
  */
-export function createSearchDocument(dataset: DatasetModel): SearchDocument {
+export function createSearchDocument(dataset: DatasetModel, strings?: StringTable): SearchDocument {
+  const one = (text: string) => strings?.intern(text) ?? text;
+  const uniqueTokens = (text: string) => [...new Set(tokenize(text))].map(one);
   const tagValues = Object.values(dataset.tags).flat();
   const fileText = dataset.files.flatMap((file) => [file.name, file.slug, file.layer_name ?? '']).join(' ');
   const fields = [
@@ -31,13 +35,9 @@ export function createSearchDocument(dataset: DatasetModel): SearchDocument {
     { weight: SEARCH_WEIGHTS.description, tokens: uniqueTokens(dataset.description ?? '') },
   ];
   const foldedTags = Object.fromEntries(
-    Object.entries(dataset.tags).map(([key, value]) => [key, (Array.isArray(value) ? value : [value]).map(foldTagValue)]),
+    Object.entries(dataset.tags).map(([key, value]) => [key, (Array.isArray(value) ? value : [value]).map((tag) => one(foldTagValue(tag)))]),
   );
   return { dataset, fields, foldedTags };
-}
-
-function uniqueTokens(text: string): string[] {
-  return [...new Set(tokenize(text))];
 }
 
 /**

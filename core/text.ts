@@ -13,3 +13,18 @@ export function foldText(text: string): string {
 export function tokenize(text: string): string[] {
   return foldText(text).match(/[\p{L}\p{N}]+/gu) ?? [];
 }
+
+/**
+ * One string object for each distinct text given to it: `intern` gives back the first of equal strings. Tokens
+ * and parsed JSON give each occurrence a string of its own, and a catalog repeats its words many times.
+ */
+export class StringTable {
+  readonly #strings = new Map<string, string>();
+
+  intern(text: string): string {
+    const known = this.#strings.get(text);
+    if (known !== undefined) return known;
+    this.#strings.set(text, text);
+    return text;
+  }
+}

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { INTERNAL_DIR } from '../core/constants.ts';
 import type { CatalogModel, CollectionModel, DatasetModel } from '../core/model.ts';
 import { runAtOnce, type Sliced } from '../core/slices.ts';
+import { StringTable } from '../core/text.ts';
 import { MODEL_FILE, type ModelFile } from './manifest.ts';
 
 /** The model root: everything but the datasets, and the parts that hold them. */
@@ -85,7 +86,7 @@ export function* readModelSlices(distDir: string, reuse?: Map<string, DatasetMod
   if (!root) throw new Error(`${join(INTERNAL_DIR, MODEL_FILE)} is not a geoshelf model; run npm run build`);
   const parts = new Map<string, DatasetModel[]>();
   const byId = new Map<number, DatasetModel>();
-  const strings = new Map<string, string>();
+  const strings = new StringTable();
   for (const { sha256 } of Object.values(root.parts)) {
     let datasets = reuse?.get(sha256);
     if (!datasets) {
@@ -113,11 +114,11 @@ export function* readModelSlices(distDir: string, reuse?: Map<string, DatasetMod
  * less than the synthetic one, whose descriptions repeat too. Arrays of numbers are left as they are: writing into
  * one would box its doubles.
  */
-function internStrings(value: object, strings: Map<string, string>): void {
+function internStrings(value: object, strings: StringTable): void {
   if (Array.isArray(value)) {
     for (let at = 0; at < value.length; at++) {
       const item: unknown = value[at];
-      if (typeof item === 'string') value[at] = intern(item, strings);
+      if (typeof item === 'string') value[at] = strings.intern(item);
       else if (item !== null && typeof item === 'object') internStrings(item, strings);
     }
     return;
@@ -125,14 +126,7 @@ function internStrings(value: object, strings: Map<string, string>): void {
   const record = value as Record<string, unknown>;
   for (const key in record) {
     const item = record[key];
-    if (typeof item === 'string') record[key] = intern(item, strings);
+    if (typeof item === 'string') record[key] = strings.intern(item);
     else if (item !== null && typeof item === 'object') internStrings(item, strings);
   }
-}
-
-function intern(text: string, strings: Map<string, string>): string {
-  const known = strings.get(text);
-  if (known !== undefined) return known;
-  strings.set(text, text);
-  return text;
 }

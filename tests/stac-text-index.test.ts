@@ -6,12 +6,12 @@ import { buildStacTextIndex, OWN_FILE_WEIGHT } from '../core/api/stac/text-index
 /** Datasets with words of their own and shared ones, one file each: thousands of distinct tokens. */
 function catalog(datasets: number) {
   const collection = {} as CollectionModel;
-  const items: { ref: { collection: CollectionModel; dataset: DatasetModel; file: FileModel } }[] = [];
+  const items: { collection: CollectionModel; dataset: DatasetModel; file: FileModel }[] = [];
   const documents = new Map<DatasetModel, SearchDocument>();
   for (let at = 0; at < datasets; at++) {
     const file = { name: `file${at}`, slug: `f${at}`, layer_name: null } as unknown as FileModel;
     const dataset = { files: [file] } as unknown as DatasetModel;
-    items.push({ ref: { collection, dataset, file } });
+    items.push({ collection, dataset, file });
     // `own` in the name (weight 8) and again in the description (weight 1): its posting keeps the heavier weight.
     documents.set(dataset, { dataset, foldedTags: {}, fields: [
       { weight: 8, tokens: [`own${at}`, 'shared'] },

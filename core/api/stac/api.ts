@@ -46,8 +46,8 @@ export function renderStacLandingPage(context: RenderContext): StacLandingPage {
     { rel: 'conformance', href: url(STAC_ROUTES.getStacConformance), type: json, title: 'Conformance classes' },
     { rel: 'data', href: url(STAC_ROUTES.getStacCollections), type: json, title: 'Collections' },
     ...[STAC_ROUTES.getStacSearch, STAC_ROUTES.postStacSearch].map((route) => ({ rel: STAC_SEARCH_REL, href: url(route), type: STAC_API_TYPES.geojson, method: route.method, title: 'Item search' })),
-    ...[...stacSearchIndex(context.index).collections.entries()].map(([collectionId, { ref }]) => ({
-      rel: 'child', href: `${baseUrl}${STAC_ROUTES.getStacCollection.fillPath({ collectionId })}`, type: json, title: ref.dataset.name,
+    ...[...stacSearchIndex(context.index).collections.entries()].map(([collectionId, { dataset }]) => ({
+      rel: 'child', href: `${baseUrl}${STAC_ROUTES.getStacCollection.fillPath({ collectionId })}`, type: json, title: dataset.name,
     })),
   ];
   return { type: 'Catalog', stac_version: STAC_VERSION, id: root.id, ...(root.title ? { title: root.title } : {}), description: root.description, conformsTo: STAC_API_CONFORMANCE, links };
@@ -61,7 +61,7 @@ export function renderStacCollectionsPage(context: RenderContext, request: { lim
   const limit = request.limit ?? DEFAULT_COLLECTION_LIMIT;
   const digest = hashText('collections');
   const offset = readOffset(request.token, digest, search.fingerprint);
-  const page = all.slice(offset, offset + limit).map(({ ref }) => renderStacCollection(context, ref.collection, ref.dataset, 'api'));
+  const page = all.slice(offset, offset + limit).map(({ collection, dataset }) => renderStacCollection(context, collection, dataset, 'api'));
   const pageUrl = (token?: string) => withQuery(stacApiUrl(baseUrl, STAC_ROUTES.getStacCollections), STAC_ROUTES.getStacCollections.encodeQuery({ limit: request.limit, token }));
   const links: StacLink[] = [
     { rel: 'self', href: pageUrl(request.token), type: STAC_API_TYPES.json },
@@ -73,22 +73,22 @@ export function renderStacCollectionsPage(context: RenderContext, request: { lim
 
 /** The Collection with an id, or a 404 that says where the ids are listed. */
 export function renderStacApiCollection(context: RenderContext, collectionId: string): StacCollection {
-  const { ref } = findCollection(context, collectionId);
-  return renderStacCollection(context, ref.collection, ref.dataset, 'api');
+  const { collection, dataset } = findCollection(context, collectionId);
+  return renderStacCollection(context, collection, dataset, 'api');
 }
 
 /** The Item `{file}` (latest version) or `{file}@{version}` of a Collection, or a 404 that says what is missing. */
 export function renderStacApiItem(context: RenderContext, collectionId: string, itemId: string): StacItem {
-  const { ref } = findCollection(context, collectionId);
+  const { collection, dataset } = findCollection(context, collectionId);
   const at = itemId.indexOf('@');
   const slug = at < 0 ? itemId : itemId.slice(0, at);
-  const file = findFile(ref.dataset, slug);
+  const file = findFile(dataset, slug);
   if (!file) throw new StacApiFailure(404, `Collection "${collectionId}" has no Item "${slug.slice(0, 80)}"; its items link lists them.`);
-  if (at < 0) return renderStacItem(context, { ...ref, file }, undefined, 'api');
+  if (at < 0) return renderStacItem(context, { collection, dataset, file }, undefined, 'api');
   const version = itemId.slice(at + 1);
   const versions = fileVersions(context.index, file);
   if (!versions.includes(version)) throw new StacApiFailure(404, `Item "${slug}" has no version "${version.slice(0, 80)}"; it has ${versions.join(', ')}.`);
-  return renderStacItem(context, { ...ref, file }, version, 'api');
+  return renderStacItem(context, { collection, dataset, file }, version, 'api');
 }
 
 /** How the links of a page of search results are written: GET links carry the search in the URL, POST links merge a token into the body. */
@@ -126,7 +126,7 @@ export function renderStacSearchPage(
     ...(request.q ? { q: request.q } : {}),
     ...(request.sortby ? { sortby: request.sortby } : {}),
   });
-  const features = Array.from(matched.subarray(offset, offset + limit), (position) => renderStacItem(context, search.entries[position]!.ref, undefined, 'api'));
+  const features = Array.from(matched.subarray(offset, offset + limit), (position) => renderStacItem(context, search.entries[position]!, undefined, 'api'));
   const { baseUrl } = context.index.settings;
   const links: StacLink[] = [
     { rel: 'self', href: options.links.self, type: STAC_API_TYPES.geojson },

@@ -1,4 +1,4 @@
-import type { CatalogIndex } from '../../catalog-index.ts';
+import { TOKEN_STRINGS, type CatalogIndex } from '../../catalog-index.ts';
 import type { DatasetModel, FileModel } from '../../model.ts';
 import type { SearchDocument } from '../../search.ts';
 import { foldText } from '../../text.ts';
@@ -16,9 +16,8 @@ import { stacTextIndexSlices, scoreFreeText, type StacTextIndex } from './text-i
  * 30,000 entries with no allocation per entry: measured in bench/stac-search-bench.ts.
  */
 
-/** One searchable Item: the latest version of a file. */
-export interface StacIndexEntry {
-  ref: StacFileRef;
+/** One searchable Item: the latest version of a file, and the file it is. */
+export interface StacIndexEntry extends StacFileRef {
   /** The Item id: the file's slug. */
   id: string;
   collectionId: string;
@@ -84,9 +83,9 @@ export interface StacSearchIndex {
   /** Item datetime per entry, epoch milliseconds. */
   times: Float64Array;
   /** STAC Collection id → the range [first, end) of its entries, in catalog order of Collections. */
-  collections: Map<string, { ref: Omit<StacFileRef, 'file'>; first: number; end: number }>;
-  /** Item id → positions of the entries with that id (a slug repeats across datasets). */
-  byItemId: Map<string, number[]>;
+  collections: Map<string, Omit<StacFileRef, 'file'> & { first: number; end: number }>;
+  /** Item id → the position of the entry with that id, or the positions when a slug repeats across datasets. */
+  byItemId: Map<string, number | number[]>;
   /** A digest of what search answers depend on: page tokens carry it, so a token outlives no rebuild that changes them. */
   fingerprint: string;
 }
@@ -123,7 +122,7 @@ export function* warmStacSearchSlices(index: CatalogIndex): Sliced<void> {
  * file's schema source is picked by its format's type). A server reload takes over the files of the model parts
  * that did not change, and their facts with them: at 100,000 datasets, reading them took most of the index.
  */
-const FILE_FACTS = derivedKey<ObjectMemo<FileModel, { formats: string; facts: ReturnType<typeof stacItemFacts> }>>('STAC facts by file');
+const FILE_FACTS = derivedKey<ObjectMemo<FileModel, ReturnType<typeof stacItemFacts> & { formats: string }>>('STAC facts by file');
 
 /** Entries between two pauses of sliced work. */
 const SLICE_ENTRIES = 128;
@@ -139,28 +138,27 @@ function* stacSearchIndexSlices(index: CatalogIndex): Sliced<StacSearchIndex> {
       const collectionId = stacCollectionId(collection, dataset);
       const first = entries.length;
       for (const file of dataset.files) {
-        const ref = { collection, dataset, file };
-        const known = factsOfFile.get(file);
-        const facts = known?.formats === formats ? known.facts : stacItemFacts(index, ref);
-        if (known?.facts !== facts) factsOfFile.set(file, { formats, facts });
-        entries.push({ ref, id: file.slug, collectionId, datetime: facts.datetime, bbox: facts.bbox });
+        let facts = factsOfFile.get(file);
+        if (facts?.formats !== formats) facts = factsOfFile.set(file, { ...stacItemFacts(index, { collection, dataset, file }), formats });
+        entries.push({ collection, dataset, file, id: file.slug, collectionId, datetime: facts.datetime, bbox: facts.bbox });
       }
-      collections.set(collectionId, { ref: { collection, dataset }, first, end: entries.length });
+      collections.set(collectionId, { collection, dataset, first, end: entries.length });
       if (collections.size % 32 === 0) yield;
     }
   }
   const boxes = new Float64Array(entries.length * 8).fill(Number.NaN);
   const times = new Float64Array(entries.length);
-  const byItemId = new Map<string, number[]>();
+  const byItemId = new Map<string, number | number[]>();
   const digest = new TextDigest();
   for (let position = 0; position < entries.length; position++) {
     const entry = entries[position]!;
     if (entry.bbox) writeBoxes(boxes, position * 8, entry.bbox);
     times[position] = Date.parse(entry.datetime);
     const same = byItemId.get(entry.id);
-    if (same) same.push(position);
-    else byItemId.set(entry.id, [position]);
-    const { dataset, file } = entry.ref;
+    if (same === undefined) byItemId.set(entry.id, position);
+    else if (typeof same === 'number') byItemId.set(entry.id, [same, position]);
+    else same.push(position);
+    const { dataset, file } = entry;
     digest.update(`${position === 0 ? '' : '\n'}${entry.collectionId}/${entry.id}/${entry.datetime}/${entry.bbox}/${dataset.updated_at}/${file.updated_at}/${file.name}`);
     if (position % SLICE_ENTRIES === SLICE_ENTRIES - 1) yield;
   }
@@ -270,7 +268,7 @@ function* textIndexSlices(index: CatalogIndex, search: StacSearchIndex): Sliced<
     for (const document of entry.documents) documents.set(document.dataset, document);
     yield;
   }
-  return index.derived.get(TEXT_INDEX) ?? index.derived.set(TEXT_INDEX, yield* stacTextIndexSlices(search.entries, documents, index.derived.memo(FILE_TOKENS)));
+  return index.derived.get(TEXT_INDEX) ?? index.derived.set(TEXT_INDEX, yield* stacTextIndexSlices(search.entries, documents, index.derived.memo(FILE_TOKENS), index.derived.get(TOKEN_STRINGS)));
 }
 
 const rankCache = new WeakMap<StacSearchIndex, Map<StacSortField, Int32Array>>();
@@ -288,7 +286,7 @@ function sortRanks(search: StacSearchIndex, field: StacSortField): Int32Array {
     field === 'id' ? entry.id
       : field === 'collection' ? entry.collectionId
         : field === 'properties.datetime' ? search.times[position]!
-          : foldText(entry.ref.file.name));
+          : foldText(entry.file.name));
   const order = keys.map((_, position) => position).sort((a, b) => compare(keys[a]!, keys[b]!));
   const ranks = new Int32Array(keys.length);
   order.forEach((position, rank) => {

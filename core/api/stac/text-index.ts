@@ -1,6 +1,6 @@
 import type { DatasetModel, FileModel } from '../../model.ts';
 import { SEARCH_WEIGHTS, type SearchDocument } from '../../search.ts';
-import { tokenize } from '../../text.ts';
+import { tokenize, type StringTable } from '../../text.ts';
 import { runAtOnce, sortSlices, type Sliced } from '../../slices.ts';
 import { growArray } from '../../typed-arrays.ts';
 import { ObjectMemo } from '../../derived.ts';
@@ -28,7 +28,8 @@ export interface StacTextIndex {
   /** Postings of token i are [postingStart[i], postingStart[i + 1]). */
   postingStart: Int32Array;
   postingUnit: Int32Array;
-  postingWeight: Int32Array;
+  /** The field weights are small integers (core/search.ts SEARCH_WEIGHTS), so a byte holds one. */
+  postingWeight: Uint8Array;
   /** The dataset unit of each Item. */
   datasetOf: Int32Array;
   datasetCount: number;
@@ -42,28 +43,31 @@ function fileTokens(file: FileModel): string[] {
 const SLICE_STEPS = 512;
 
 /** Builds the index of Items (in search order) from their datasets' search documents and their own files. */
-export function buildStacTextIndex(items: readonly { ref: StacFileRef }[], documents: ReadonlyMap<DatasetModel, SearchDocument>): StacTextIndex {
+export function buildStacTextIndex(items: readonly StacFileRef[], documents: ReadonlyMap<DatasetModel, SearchDocument>): StacTextIndex {
   return runAtOnce(stacTextIndexSlices(items, documents));
 }
 
 /**
  * `buildStacTextIndex`, pausing every few thousand steps. `tokensOfFile` keeps the tokens of each file's own text
  * by file object: a server reload passes that of the index it replaces, whose unchanged files it takes over.
+ * `strings`, when given, makes equal tokens one string.
  */
 export function* stacTextIndexSlices(
-  items: readonly { ref: StacFileRef }[],
+  items: readonly StacFileRef[],
   documents: ReadonlyMap<DatasetModel, SearchDocument>,
   tokensOfFile = new ObjectMemo<FileModel, string[]>(),
+  strings?: StringTable,
 ): Sliced<StacTextIndex> {
+  const ownTokensOf = (file: FileModel) => (strings ? fileTokens(file).map((token) => strings.intern(token)) : fileTokens(file));
   const datasetUnits = new Map<DatasetModel, number>();
   const datasetOf = new Int32Array(items.length);
   const ownTokens: string[][] = [];
   for (let position = 0; position < items.length; position++) {
-    const { dataset, file } = items[position]!.ref;
+    const { dataset, file } = items[position]!;
     let unit = datasetUnits.get(dataset);
     if (unit === undefined) datasetUnits.set(dataset, (unit = datasetUnits.size));
     datasetOf[position] = unit;
-    ownTokens.push(tokensOfFile.getOrMake(file, fileTokens));
+    ownTokens.push(tokensOfFile.getOrMake(file, ownTokensOf));
     if (position % SLICE_STEPS === SLICE_STEPS - 1) yield;
   }
   const datasetCount = datasetUnits.size;
@@ -76,7 +80,7 @@ export function* stacTextIndexSlices(
   for (const tokens of ownTokens) capacity += tokens.length;
   const tokenOf = new Int32Array(capacity);
   const unitOf = new Int32Array(capacity);
-  const weightOf = new Int32Array(capacity);
+  const weightOf = new Uint8Array(capacity);
   yield;
   let count = 0;
   const ids = new Map<string, number>();
@@ -124,7 +128,7 @@ export function* stacTextIndexSlices(
   yield;
   const fill = postingStart.slice(0, tokens.length);
   const postingUnit = new Int32Array(count);
-  const postingWeight = new Int32Array(count);
+  const postingWeight = new Uint8Array(count);
   for (let at = 0; at < count; at++) {
     const slot = fill[rankOf[tokenOf[at]!]!]!++;
     postingUnit[slot] = unitOf[at]!;
