@@ -45,7 +45,7 @@ export function createCatalogIndex(model: CatalogModel, settings: RenderSettings
 }
 
 /**
- * Builds the lookups of a catalog model, pausing every few hundred datasets. A server reload passes the index it
+ * Builds the lookups of a catalog model, pausing every few dozen datasets. A server reload passes the index it
  * replaces, whose derived values the new one takes over for the datasets and files that did not change.
  */
 export function* catalogIndexSlices(model: CatalogModel, settings: RenderSettings, previous?: CatalogIndex): Sliced<CatalogIndex> {

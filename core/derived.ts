@@ -6,7 +6,7 @@
  * (ephemerons) apart from the rest of the heap, and what is left of them in the final, atomic pause of a full
  * collection: at 100,000 datasets × 3 files, those WeakMaps held about 700,000 entries, and during a server reload
  * that pause took up to 0.44 s, 0.42 s of it marking ephemerons (`--trace-gc-nvp`). Held in Maps, the same
- * pauses took 10–45 ms. An index that is dropped takes its derived values with it, as the WeakMaps did.
+ * pauses took 12–45 ms. An index that is dropped takes its derived values with it, as the WeakMaps did.
  */
 
 /** Names one kind of derived value; compared by identity, so each module makes its own once. */

@@ -127,7 +127,11 @@ const FILE_FACTS = derivedKey<ObjectMemo<FileModel, ReturnType<typeof stacItemFa
 /** Entries between two pauses of sliced work. */
 const SLICE_ENTRIES = 128;
 
-/** Builds the search index of a catalog, pausing every few hundred datasets, and keeps it with the catalog index. */
+/**
+ * Builds the search index of a catalog, pausing every few dozen datasets, and keeps it with the catalog index. The
+ * steps stay small because a step that allocates also does the marking that V8 charges to that allocation: at
+ * 100,000 datasets, steps of a thousand entries took up to 0.45 s during a reload.
+ */
 function* stacSearchIndexSlices(index: CatalogIndex): Sliced<StacSearchIndex> {
   const entries: StacIndexEntry[] = [];
   const collections: StacSearchIndex['collections'] = new Map();

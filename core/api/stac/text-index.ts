@@ -48,7 +48,7 @@ export function buildStacTextIndex(items: readonly StacFileRef[], documents: Rea
 }
 
 /**
- * `buildStacTextIndex`, pausing every few thousand steps. `tokensOfFile` keeps the tokens of each file's own text
+ * `buildStacTextIndex`, pausing every few hundred steps. `tokensOfFile` keeps the tokens of each file's own text
  * by file object: a server reload passes that of the index it replaces, whose unchanged files it takes over.
  * `strings`, when given, makes equal tokens one string.
  */
