@@ -48,14 +48,7 @@ export const SiteQuerySourcesSchema = z.strictObject({
   files: z.array(SiteQueryFileSchema),
 });
 
-/** `/_site/datasets.json`: every dataset, compact, for the console's dataset picker. */
-export const SiteDatasetListSchema = z.strictObject({
-  /** `[collection slug, dataset slug, dataset name, collection name]` per dataset, sorted by name. */
-  datasets: z.array(z.tuple([z.string(), z.string(), z.string(), z.string()])),
-});
-
 export type SiteColumn = z.infer<typeof SiteColumnSchema>;
 export type SiteQueryVersion = z.infer<typeof SiteQueryVersionSchema>;
 export type SiteQueryFile = z.infer<typeof SiteQueryFileSchema>;
 export type SiteQuerySources = z.infer<typeof SiteQuerySourcesSchema>;
-export type SiteDatasetList = z.infer<typeof SiteDatasetListSchema>;

@@ -176,6 +176,30 @@ describe.skipIf(browserUnavailable)('the web app served by geoshelf', () => {
       await console.close();
     });
 
+    it('finds a dataset by the starts of its words through the search index, and offers its files once picked with the keyboard', async () => {
+      const console = await browser.newPage();
+      const log = recordRequests(console);
+      await console.goto(`${site.origin}/console/`);
+      const input = console.getByRole('combobox', { name: 'Dataset' });
+      await input.fill('nat cap');
+      const options = console.getByRole('listbox', { name: 'Datasets' }).getByRole('option');
+      await expect.poll(() => options.first().textContent(), { timeout: 30_000 }).toContain('National capitals');
+      await expect(console.locator('[data-dataset-status]').textContent()).resolves.toMatch(/datasets? match/);
+      // The picker asks the full-text index, never for a list of every dataset.
+      expect(log.requests.some((request) => request.url.includes('/_site/search/meta.json'))).toBe(true);
+      expect(log.requests.some((request) => request.url.includes('/_site/datasets.json'))).toBe(false);
+      await input.press('ArrowDown');
+      await expect(input.getAttribute('aria-activedescendant')).resolves.toBe('console-dataset-option-0');
+      await input.press('Enter');
+      await expect(input.inputValue()).resolves.toBe('National capitals');
+      await expect.poll(() => console.locator('[data-file]').isEnabled(), { timeout: 30_000 }).toBe(true);
+      await expect(console.locator('[data-file] option').count()).resolves.toBeGreaterThan(0);
+      await input.fill('zzqx');
+      await expect.poll(() => console.locator('[data-dataset-status]').textContent(), { timeout: 30_000 }).toBe('No dataset matches.');
+      await expect(console.getByRole('listbox', { name: 'Datasets' }).isHidden()).resolves.toBe(true);
+      await console.close();
+    });
+
     it('restores the same sources and SQL from its link after a reload', async () => {
       const console = await browser.newPage();
       await console.goto(`${site.origin}${link('SELECT count(*) AS n FROM c')}`);

@@ -9,7 +9,7 @@ import { compileSite } from './compile-site.ts';
 import { drawMapPicture, readBasemap, type Basemap } from './map-picture.ts';
 import { contentTypeOf } from './content-types.ts';
 import { buildSearchIndex, digestSearchRecords } from './search-index.ts';
-import { listSearchRecords, renderDatasetList, renderQuerySources } from './site-data.ts';
+import { listSearchRecords, renderQuerySources } from './site-data.ts';
 import { listCollectionPages, listDatasetPages, listGlobalPages, type PageJob, type SitePageSettings } from './site-pages.ts';
 
 /** The web app's part of a build: scope hooks for `renderTree`, and a fingerprint. */
@@ -64,7 +64,7 @@ export async function prepareSite(index: CatalogIndex, options: PrepareSiteOptio
     search: { inputs: digestSearchRecords(records), extras: () => ({ files: [], later: () => buildSearchIndex(records, options.log ? { log: options.log } : {}) }) },
     // Read from the compilation only when it changed: they are tens of megabytes (duckdb-wasm).
     assets: { inputs: compiled.fingerprint, extras: () => ({ files: [], later: compiled.readAssets }) },
-    global: () => ({ files: [renderDatasetList(index)], later: render(() => listGlobalPages(context, settings)) }),
+    global: () => ({ files: [], later: render(() => listGlobalPages(context, settings)) }),
     collection: (entry) => ({ files: [], later: render(() => listCollectionPages(context, entry)) }),
     dataset: (collection, dataset) => ({
       files: [renderQuerySources(index, collection, dataset)],

@@ -3,11 +3,8 @@ import { listVersions } from '../../../core/api/catalog/resources.ts';
 import type { CollectionModel, DatasetModel } from '../../../core/model.ts';
 import { datasetPath, querySourcesPath } from '../../../core/site/paths.ts';
 import { serializeJson, type TreeFile } from '../../../core/static-files.ts';
-import type { SiteDatasetList, SiteQueryFile, SiteQuerySources } from '../../../schemas/site.ts';
+import type { SiteQueryFile, SiteQuerySources } from '../../../schemas/site.ts';
 import type { SearchRecord } from './search-index.ts';
-
-/** Key of the compact list of every dataset that the SQL console's picker reads. */
-export const DATASET_LIST_KEY = '_site/datasets.json';
 
 /** The formats the query service reads (query/sources.ts). */
 const QUERYABLE = new Set(['geoparquet']);
@@ -46,14 +43,6 @@ export function renderQuerySources(index: CatalogIndex, collection: CollectionMo
     files,
   };
   return { key: querySourcesPath(collection.slug, dataset.slug).slice(1), body: serializeJson(body), type: 'application/json' };
-}
-
-/** `/_site/datasets.json`: every dataset as `[collection slug, dataset slug, name, collection name]`, by name. */
-export function renderDatasetList(index: CatalogIndex): TreeFile {
-  const datasets: SiteDatasetList['datasets'] = index.model.collections
-    .flatMap((collection) => collection.datasets.map((dataset): SiteDatasetList['datasets'][number] => [collection.slug, dataset.slug, dataset.name, collection.name]))
-    .sort((a, b) => (a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : 0));
-  return { key: DATASET_LIST_KEY, body: serializeJson({ datasets }), type: 'application/json' };
 }
 
 /** What the full-text search indexes of each dataset: text, tags, file names and column names. */

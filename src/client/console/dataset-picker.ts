@@ -1,11 +1,14 @@
 /**
- * The dataset picker: a text input that filters the catalog's datasets, following the ARIA 1.2 combobox
- * pattern (list autocomplete, `aria-activedescendant`). The list is fetched when the input is first used.
+ * The dataset picker: a text input that searches the catalog's datasets, following the ARIA 1.2 combobox pattern
+ * (list autocomplete, `aria-activedescendant`). The site's full-text index answers (`searchDatasets`), so the
+ * picker fetches what the words typed need rather than a list of every dataset.
  */
-import { filterDatasets, loadDatasetList, type DatasetEntry } from './source-catalog.ts';
+import { searchDatasets, type DatasetEntry } from './source-catalog.ts';
 
-/** Options shown at once; more matches ask the person to type more. */
-const MAX_OPTIONS = 50;
+/** Options shown at once (each costs a small fetch); more matches ask the person to type more. */
+const MAX_OPTIONS = 20;
+/** Wait after the last key before searching. */
+const DEBOUNCE_MS = 120;
 
 /** The elements of the picker (from ConsoleApp.astro) and what to do with a picked dataset. */
 export interface DatasetPickerOptions {
@@ -18,9 +21,11 @@ export interface DatasetPickerOptions {
 
 /** Wires the picker; returns a function that empties it. */
 export function createDatasetPicker({ input, listbox, status, onPick }: DatasetPickerOptions): { clear(): void } {
-  let entries: DatasetEntry[] | undefined;
   let shown: DatasetEntry[] = [];
   let active = -1;
+  // Each search takes a new generation; an answer that arrives after a newer search started is dropped.
+  let generation = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
 
   const close = () => {
     listbox.hidden = true;
@@ -40,29 +45,35 @@ export function createDatasetPicker({ input, listbox, status, onPick }: DatasetP
     });
   };
 
-  const render = () => {
-    if (!entries) return;
-    const { matches, total } = filterDatasets(entries, input.value, MAX_OPTIONS);
+  const show = (matches: DatasetEntry[]) => {
     shown = matches;
     listbox.replaceChildren(...matches.map(renderOption));
-    listbox.hidden = matches.length === 0;
-    input.setAttribute('aria-expanded', String(matches.length > 0));
+    listbox.hidden = matches.length === 0 || document.activeElement !== input;
+    input.setAttribute('aria-expanded', String(!listbox.hidden));
     input.removeAttribute('aria-activedescendant');
     active = -1;
-    status.textContent = total === 0
-      ? 'No dataset matches.'
-      : total > matches.length ? `${total} datasets match; the first ${matches.length} are listed, type more to narrow.` : `${total} ${total === 1 ? 'dataset matches' : 'datasets match'}.`;
   };
 
-  const ensureLoaded = async () => {
-    if (entries) return;
-    status.textContent = 'Loading the list of datasets…';
+  const search = async () => {
+    clearTimeout(timer);
+    const mine = ++generation;
+    const query = input.value;
+    if (query.trim() === '') {
+      show([]);
+      status.textContent = '';
+      return;
+    }
     try {
-      entries = await loadDatasetList();
-      if (document.activeElement === input) render();
-      else status.textContent = '';
+      const { matches, total } = await searchDatasets(query, MAX_OPTIONS);
+      if (mine !== generation) return;
+      show(matches);
+      status.textContent = total === 0
+        ? 'No dataset matches.'
+        : total > matches.length ? `${total} datasets match; the best ${matches.length} are listed, type more to narrow.` : `${total} ${total === 1 ? 'dataset matches' : 'datasets match'}.`;
     } catch (error) {
-      status.textContent = `The list of datasets could not be loaded: ${(error as Error).message}`;
+      if (mine !== generation) return;
+      show([]);
+      status.textContent = `The datasets could not be searched: ${(error as Error).message}`;
     }
   };
 
@@ -75,14 +86,24 @@ export function createDatasetPicker({ input, listbox, status, onPick }: DatasetP
     onPick(entry);
   };
 
-  input.addEventListener('focus', () => void ensureLoaded());
-  input.addEventListener('input', () => (entries ? render() : void ensureLoaded()));
+  input.addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => void search(), DEBOUNCE_MS);
+  });
+  input.addEventListener('focus', () => {
+    if (shown.length === 0) return;
+    listbox.hidden = false;
+    input.setAttribute('aria-expanded', 'true');
+  });
   input.addEventListener('blur', close);
   input.addEventListener('keydown', (event) => {
     if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
       event.preventDefault();
-      if (listbox.hidden) render();
       if (shown.length === 0) return;
+      if (listbox.hidden) {
+        listbox.hidden = false;
+        input.setAttribute('aria-expanded', 'true');
+      }
       const step = event.key === 'ArrowDown' ? 1 : -1;
       setActive(active === -1 ? (step > 0 ? 0 : shown.length - 1) : (active + step + shown.length) % shown.length);
     } else if (event.key === 'Enter') {
@@ -92,7 +113,10 @@ export function createDatasetPicker({ input, listbox, status, onPick }: DatasetP
       else if (!listbox.hidden && shown.length === 1) pick(0);
     } else if (event.key === 'Escape') {
       if (!listbox.hidden) close();
-      else input.value = '';
+      else {
+        input.value = '';
+        void search();
+      }
     }
   });
   // mousedown, not click: keeps focus in the input, so blur does not close the list before the pick.
@@ -105,8 +129,11 @@ export function createDatasetPicker({ input, listbox, status, onPick }: DatasetP
 
   return {
     clear: () => {
+      clearTimeout(timer);
+      generation++;
       input.value = '';
       status.textContent = '';
+      shown = [];
       close();
     },
   };
