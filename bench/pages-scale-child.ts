@@ -39,8 +39,10 @@ const chunks = search.filter((file) => file.key.includes('/t/')).map((file) => b
 const byKey = new Map(search.map((file) => [file.key.slice(SEARCH_INDEX_PREFIX.length), file.body]));
 const text = (path: string) => new TextDecoder().decode(byKey.get(path)!);
 const meta = prepareMeta(JSON.parse(text(SEARCH_FILES.meta)) as SearchMeta);
-// The picker's query: the first two words of a dataset's name in the middle of the catalog, the second cut to 3 letters.
-const [one, two] = [...index.datasetsById.values()][Math.floor(index.datasetsById.size / 2)]!.dataset.name.split(/\s+/);
+// The picker's queries: the first word of the name of a dataset in the middle of the catalog, then that word with
+// the first 3 letters of the name's last word.
+const words = [...index.datasetsById.values()][Math.floor(index.datasetsById.size / 2)]!.dataset.name.split(/\s+/);
+const [one, two] = [words[0]!, words.at(-1)!];
 const picker = (query: string) => {
   const parsed = { words: parseQuery(query), filters: [] };
   const keys = listQueryChunks(meta, parsed);
@@ -49,4 +51,4 @@ const picker = (query: string) => {
   const files = [SEARCH_FILES.meta, ...keys.map((key) => SEARCH_FILES.chunk(key)), ...hits.slice(0, 20).map((hit) => SEARCH_FILES.document(hit.id))];
   return { query, matches: hits.length, files: files.length, br: files.reduce((sum, path) => sum + brotli(byKey.get(path)!), 0) };
 };
-console.log(JSON.stringify({ datasets: index.datasetsById.size, sizes, chunks: { count: chunks.length, median: chunks[Math.floor(chunks.length / 2)], max: chunks.at(-1) }, picker: [picker(one!), picker(`${one} ${two!.slice(0, 3)}`)] }));
+console.log(JSON.stringify({ datasets: index.datasetsById.size, sizes, chunks: { count: chunks.length, median: chunks[Math.floor(chunks.length / 2)], max: chunks.at(-1) }, picker: [picker(one), picker(`${one} ${two.slice(0, 3)}`)] }));
