@@ -2,11 +2,12 @@
  * Values derived from a catalog index (its STAC search index, its feature layers) or from its model's objects (a
  * dataset's search document, a file's STAC facts), kept with the index they were derived from and held strongly.
  *
- * They used to sit in module-level WeakMaps keyed by the index or the model object. V8 marks a WeakMap's entries
- * (ephemerons) apart from the rest of the heap, and what is left of them in the final, atomic pause of a full
- * collection: at 100,000 datasets × 3 files, those WeakMaps held about 700,000 entries, and during a server reload
- * that pause took up to 0.44 s, 0.42 s of it marking ephemerons (`--trace-gc-nvp`). Held in Maps, the same
- * pauses took 12–45 ms. An index that is dropped takes its derived values with it, as the WeakMaps did.
+ * They used to sit in module-level WeakMaps keyed by the index or the model object. V8 marks what only a WeakMap's
+ * entries (ephemerons) reach apart from the rest of the heap, and much of it in the final, atomic pause of a full
+ * collection: at 100,000 datasets × 3 files, those WeakMaps held about 700,000 entries and both STAC indexes, and
+ * during a server reload that pause took up to 0.44 s, 0.42 s of it in the ephemeron phase (`--trace-gc-nvp`).
+ * Held in Maps, the same pauses took 12–45 ms. An index that is dropped takes its derived values with it, as the
+ * WeakMaps did.
  */
 
 /** Names one kind of derived value; compared by identity, so each module makes its own once. */
