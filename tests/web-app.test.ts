@@ -194,6 +194,8 @@ describe.skipIf(browserUnavailable)('the web app served by geoshelf', () => {
       await expect(input.inputValue()).resolves.toBe('National capitals');
       await expect.poll(() => console.locator('[data-file]').isEnabled(), { timeout: 30_000 }).toBe(true);
       await expect(console.locator('[data-file] option').count()).resolves.toBeGreaterThan(0);
+      await input.fill('n');
+      await expect.poll(() => console.locator('[data-dataset-status]').textContent(), { timeout: 30_000 }).toBe('Type two letters or more.');
       await input.fill('zzqx');
       await expect.poll(() => console.locator('[data-dataset-status]').textContent(), { timeout: 30_000 }).toBe('No dataset matches.');
       await expect(console.getByRole('listbox', { name: 'Datasets' }).isHidden()).resolves.toBe(true);

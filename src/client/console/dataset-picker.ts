@@ -58,9 +58,10 @@ export function createDatasetPicker({ input, listbox, status, onPick }: DatasetP
     clearTimeout(timer);
     const mine = ++generation;
     const query = input.value;
-    if (query.trim() === '') {
+    if (query.trim().length < 2) {
+      // One letter would match only the words that are that letter (core/search/terms.ts MIN_PREFIX_LENGTH).
       show([]);
-      status.textContent = '';
+      status.textContent = query.trim() === '' ? '' : 'Type two letters or more.';
       return;
     }
     try {
