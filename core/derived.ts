@@ -5,9 +5,9 @@
  * They used to sit in module-level WeakMaps keyed by the index or the model object. V8 marks what only a WeakMap's
  * entries (ephemerons) reach apart from the rest of the heap, and much of it in the final, atomic pause of a full
  * collection: at 100,000 datasets × 3 files, those WeakMaps held about 700,000 entries and both STAC indexes, and
- * during a server reload that pause took up to 0.44 s, 0.42 s of it in the ephemeron phase (`--trace-gc-nvp`).
- * Held in Maps, the same pauses took 12–45 ms. An index that is dropped takes its derived values with it, as the
- * WeakMaps did.
+ * during a server reload that pause took up to 0.21 s, 0.17 s of it in the ephemeron phase (`--trace-gc-nvp`).
+ * Held in Maps, the same pauses took 12–40 ms, once 0.15 s. An index that is dropped takes its derived values
+ * with it, as the WeakMaps did.
  */
 
 /** Names one kind of derived value; compared by identity, so each module makes its own once. */
