@@ -80,15 +80,15 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
   // A build killed part way may have left dist/ mid-update: finish or undo that before comparing against it.
   await recoverTree(config.distDir, log);
   const siteSources = await hashSources(root);
-  const { inputs, catalogFiles } = await digestInputs(config, { code, site: siteSources, skipStac: options.skipStac ?? false });
+  const { inputs, catalogFiles, dataFiles } = await digestInputs(config, { code, site: siteSources, skipStac: options.skipStac ?? false });
   const stamp = options.full ? undefined : await readCurrentStamp(config, inputs);
   if (stamp) {
     log(`nothing changed since the last build (the code, the settings, and every file of the catalog and data folders by size and time); ${stamp.documents} documents kept in ${Math.round(performance.now() - started)} ms`);
     return { mode: 'incremental', written: [], removed: [], unchanged: stamp.documents, documents: stamp.documents, newIds: 0, warnings: stamp.warnings, dataFilesRead: 0, twins: { made: 0, current: stamp.twins }, skipped: true };
   }
   const loaded = options.full
-    ? await loadCatalogModel(options, { listed: catalogFiles })
-    : await loadCatalogModel(options, { parseCache: await readParseCache(config.cacheDir, code), recordStats: await readRecordStats(config.cacheDir), listed: catalogFiles });
+    ? await loadCatalogModel(options, { listed: catalogFiles, dataFiles })
+    : await loadCatalogModel(options, { parseCache: await readParseCache(config.cacheDir, code), recordStats: await readRecordStats(config.cacheDir), listed: catalogFiles, dataFiles });
 
   const settings = { baseUrl: config.baseUrl, storageBaseUrl: config.storageBaseUrl };
   const previousRoot = options.full ? undefined : await readManifestRoot(config.distDir);
@@ -151,11 +151,13 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
   return { ...report, documents, newIds: ids.added.length, warnings: loaded.warnings, dataFilesRead: loaded.dataFilesRead, twins, skipped: false };
 }
 
-/** What a build knows of its inputs before it loads them: the last build's caches, and the catalog folder as listed. */
+/** What a build knows of its inputs before it loads them: the last build's caches, and the folders as listed. */
 export interface KnownInputs {
   parseCache?: ParseCache;
   recordStats?: RecordStats;
   listed?: ListedFiles;
+  /** The data folder's files, by path relative to it with `/` (`listDataFiles`). */
+  dataFiles?: Set<string>;
 }
 
 /**
@@ -170,7 +172,7 @@ export async function loadCatalogModel(options: BuildOptions, known: KnownInputs
   const parsed = parseRecords(files, known.parseCache ?? new Map());
   const issues = parsed.issues;
   const ids = new IdAllocator(await readLedger(join(config.catalogDir, 'ledger.json')), formatTimestamp(options.now ?? new Date()));
-  const dataFiles = await listDataFiles(config.dataDir);
+  const dataFiles = known.dataFiles ?? (await listDataFiles(config.dataDir));
   const { model, localFiles, remoteFiles, fileOrigins, issues: modelIssues } = buildModel(parsed.records, { ids, storageBaseUrl: config.storageBaseUrl, dataFiles, dataDir: config.dataDir });
   issues.push(...modelIssues);
   if (config.ledgerMode === 'frozen') {

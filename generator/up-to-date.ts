@@ -43,23 +43,27 @@ export async function digestInputs(config: Config, options: { code: string; site
   const digest = createHash('sha256');
   digest.update(JSON.stringify({ code: options.code, site: options.site, skipStac: options.skipStac ?? false, config }));
   const catalogFiles: ListedFiles = new Map();
+  let dataFiles = new Set<string>();
   for (const folder of [config.catalogDir, config.dataDir]) {
     const entries = await readdir(folder, { recursive: true, withFileTypes: true }).catch(() => []);
     const paths = entries.filter((entry) => entry.isFile()).map((entry) => relative(folder, join(entry.parentPath, entry.name)).split(sep).join('/')).sort();
     digest.update(`\0${folder}\0`);
+    if (folder === config.dataDir) dataFiles = new Set(paths);
     for (const path of paths) {
       const found = statSync(join(folder, path), { throwIfNoEntry: false });
       digest.update(`${path}\0${found?.size}\0${found?.mtimeMs}\n`);
       if (found && folder === config.catalogDir) catalogFiles.set(path, { size: found.size, mtimeMs: found.mtimeMs });
     }
   }
-  return { inputs: digest.digest('hex'), catalogFiles };
+  return { inputs: digest.digest('hex'), catalogFiles, dataFiles };
 }
 
-/** The digest of a build's inputs, and the catalog folder's files as it found them, which the build reads from. */
+/** The digest of a build's inputs, and the folders' files as it found them, which the build reads from. */
 export interface InputDigest {
   inputs: string;
   catalogFiles: ListedFiles;
+  /** The data folder's files, by path relative to it with `/`. */
+  dataFiles: Set<string>;
 }
 
 /**
