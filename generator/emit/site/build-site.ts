@@ -11,6 +11,7 @@ import { contentTypeOf } from './content-types.ts';
 import { buildSearchIndex, digestSearchRecords } from './search-index.ts';
 import { listSearchRecords, renderQuerySources } from './site-data.ts';
 import { listCollectionPages, listDatasetPages, listGlobalPages, type PageJob, type SitePageSettings } from './site-pages.ts';
+import { renderCollectionSitemaps, renderPagesSitemap, renderRobotsTxt, renderSitemapIndex } from './sitemaps.ts';
 
 /** The web app's part of a build: scope hooks for `renderTree`, and a fingerprint. */
 export interface SiteBuild {
@@ -64,8 +65,8 @@ export async function prepareSite(index: CatalogIndex, options: PrepareSiteOptio
     search: { inputs: digestSearchRecords(records), extras: () => ({ files: [], later: () => buildSearchIndex(records, options.log ? { log: options.log } : {}) }) },
     // Read from the compilation only when it changed: they are tens of megabytes (duckdb-wasm).
     assets: { inputs: compiled.fingerprint, extras: () => ({ files: [], later: compiled.readAssets }) },
-    global: () => ({ files: [], later: render(() => listGlobalPages(context, settings)) }),
-    collection: (entry) => ({ files: [], later: render(() => listCollectionPages(context, entry)) }),
+    global: () => ({ files: [renderSitemapIndex(index), renderPagesSitemap(index), renderRobotsTxt(index.settings.baseUrl)], later: render(() => listGlobalPages(context, settings)) }),
+    collection: (entry) => ({ files: renderCollectionSitemaps(index.settings.baseUrl, entry.collection), later: render(() => listCollectionPages(context, entry)) }),
     dataset: (collection, dataset) => ({
       files: [renderQuerySources(index, collection, dataset)],
       later: async () => {

@@ -10,6 +10,7 @@ const TYPES: Record<string, string> = {
   png: 'image/png',
   ico: 'image/x-icon',
   txt: 'text/plain; charset=utf-8',
+  xml: 'application/xml',
   woff2: 'font/woff2',
 };
 
