@@ -1,4 +1,5 @@
 import type { Collection } from '../schemas/collection.ts';
+import type { About } from '../schemas/about.ts';
 import type { DatasetTags } from '../schemas/dataset.ts';
 import type { FileMetadata } from '../schemas/file-metadata.ts';
 import type { Format } from '../schemas/format.ts';
@@ -24,13 +25,13 @@ export interface FormatModel extends Format {
 export type StorageLocationModel = StorageLocation & { slug: string };
 
 /** A collection and its datasets in listing order. */
-export interface CollectionModel extends Required<Pick<Collection, 'id' | 'slug' | 'name' | 'created_at' | 'updated_at'>> {
+export interface CollectionModel extends Required<Pick<Collection, 'id' | 'slug' | 'name' | 'created_at' | 'updated_at'>>, About {
   description?: string;
   datasets: DatasetModel[];
 }
 
-/** A dataset and its files in record order. */
-export interface DatasetModel {
+/** A dataset and its files in record order; its licence, providers and citation are its collection's when it gave none. */
+export interface DatasetModel extends About {
   id: number;
   slug: string;
   name: string;

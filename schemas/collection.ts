@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { aboutFields } from './about.ts';
 import { ApiLinkMapSchema, IdSchema, timestampFields } from './common.ts';
 
 /** A collection of datasets (contract: Collection). */
@@ -11,6 +12,7 @@ export const CollectionSchema = z
     dataset_count: z.number().int().nonnegative().optional().describe('Datasets in the collection.'),
     links: ApiLinkMapSchema.optional(),
     ...timestampFields,
+    ...aboutFields,
   })
   .meta({ id: 'Collection' });
 

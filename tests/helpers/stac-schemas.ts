@@ -24,6 +24,14 @@ export const STAC_CORE_SCHEMAS: Record<string, string> = {
  */
 const PROJJSON_ID = 'https://proj.org/schemas/v0.7/projjson.schema.json';
 
+/**
+ * The scientific extension (`sci:doi`, `sci:citation`), which the spec folder does not hold: a stand-in written
+ * from the extension's README, under tests/fixtures at the path it is published at.
+ */
+export const SCIENTIFIC_SCHEMA = join(ROOT, 'tests', 'fixtures', 'stac-extensions', 'scientific', 'v1.0.0', 'schema.json');
+/** The URL the scientific extension's schema is published at. */
+export const SCIENTIFIC_ID = 'https://stac-extensions.github.io/scientific/v1.0.0/schema.json';
+
 /** Where each folder of the spec copy is published, as stac-node-validator's `--schemaMap` pairs them. */
 const SCHEMA_HOMES: [folder: string, url: string][] = [
   ['stac/v1.1.0', 'https://schemas.stacspec.org/v1.1.0/'],
@@ -53,6 +61,7 @@ export async function createStacAjv(): Promise<Ajv> {
     }
   }
   ajv.addSchema({ $id: PROJJSON_ID, type: 'object' });
+  ajv.addSchema(JSON.parse(await readFile(SCIENTIFIC_SCHEMA, 'utf8')));
   return ajv;
 }
 

@@ -2,7 +2,7 @@ import { findFile, type CatalogIndex } from '../../catalog-index.ts';
 import type { CollectionModel, DatasetModel, FileModel } from '../../model.ts';
 import type { SchemaParams } from './resolve.ts';
 import type { ColumnSchema } from '../../../schemas/column.ts';
-import { listVersions, pickSchemaSource, renderCollection, renderDatasetFields, renderFile, renderSource, summarizeMetadata, type RenderContext } from './resources.ts';
+import { listVersions, pickSchemaSource, renderAbout, renderCollection, renderDatasetFields, renderFile, renderSource, summarizeMetadata, type RenderContext } from './resources.ts';
 
 /** A dataset located by collection and dataset slug, or the reason it was not found. */
 export type DatasetLookup = { ok: true; collection: CollectionModel; dataset: DatasetModel } | { ok: false; detail: string };
@@ -28,6 +28,7 @@ export function renderDatasetDetail(collection: CollectionModel, dataset: Datase
     collection: renderCollection(collection, context),
     dataset: {
       ...renderDatasetFields(dataset, collection, context),
+      ...renderAbout(dataset),
       files: dataset.files.map((file) => renderFile(file, dataset, collection, context, { includeUrls })),
     },
   };
@@ -43,6 +44,7 @@ export function renderDatasetById(collection: CollectionModel, dataset: DatasetM
     },
     dataset: {
       ...renderDatasetFields(dataset, collection, context),
+      ...renderAbout(dataset),
       files: dataset.files.map((file) => renderFile(file, dataset, collection, context, { includeUrls: false })),
     },
   };

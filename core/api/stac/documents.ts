@@ -1,6 +1,7 @@
 import type { CatalogIndex } from '../../catalog-index.ts';
 import type { CollectionModel, DatasetModel, FileModel, SourceModel } from '../../model.ts';
 import type { FormatType } from '../../../schemas/format.ts';
+import { doiUrl, isSpdxLicense, licenseUrl, type TemporalCoverage } from '../../../schemas/about.ts';
 import type { StacAsset, StacBbox, StacCatalog, StacCollection, StacGeometry, StacItem, StacLink } from '../../../schemas/stac.ts';
 import { listVersions, pickSchemaSource, type RenderContext } from '../catalog/resources.ts';
 import { collectionPath, datasetPath, filePath, SITE_PATHS } from '../../site/paths.ts';
@@ -29,6 +30,7 @@ export const STAC_EXTENSIONS = {
   projection: 'https://stac-extensions.github.io/projection/v2.0.0/schema.json',
   table: 'https://stac-extensions.github.io/table/v1.2.0/schema.json',
   version: 'https://stac-extensions.github.io/version/v1.2.0/schema.json',
+  scientific: 'https://stac-extensions.github.io/scientific/v1.0.0/schema.json',
 } as const;
 
 /** Id of the root Catalog of the static tree. */
@@ -38,11 +40,8 @@ export const STAC_ROOT_ID = 'geoshelf';
 export const STAC_JSON_TYPE = 'application/json';
 export const STAC_ITEM_TYPE = 'application/geo+json';
 
-/**
- * No record carries a licence, so every Collection says `other`: STAC 1.1's value for a licence that is not an
- * SPDX identifier or expression, which is as much as geoshelf knows.
- */
-const UNKNOWN_LICENSE = 'other';
+/** STAC 1.1's licence for one that is not an SPDX identifier or expression: the terms are linked instead. */
+const OTHER_LICENSE = 'other';
 
 /**
  * What an asset of each format is: its media type, and whether it is downloaded as a ZIP made by the
@@ -160,20 +159,26 @@ export function renderStacCollection(context: RenderContext, collection: Collect
     return bbox ? [bbox] : [];
   });
   const times = dataset.files.flatMap((file) => fileSources(file).map((source) => utc(source.created_at))).sort();
+  const interval: [string | null, string | null] = dataset.temporal_coverage ? coverageInterval(dataset.temporal_coverage) : [times[0] ?? null, times.at(-1) ?? null];
+  const cited = dataset.doi !== undefined || dataset.citation !== undefined;
   const children: StacLink[] = style === 'static'
     ? dataset.files.map((file) => ({ rel: 'item', href: `${index.settings.baseUrl}${stacStaticPath(collection, dataset, file)}`, type: STAC_ITEM_TYPE, title: file.name }))
     : [{ rel: 'items', href: `${self}/items`, type: STAC_ITEM_TYPE, title: 'Items of the latest versions of the files' }];
   return {
     type: 'Collection',
     stac_version: STAC_VERSION,
+    ...(cited ? { stac_extensions: [STAC_EXTENSIONS.scientific] } : {}),
     id: stacCollectionId(collection, dataset),
     title: dataset.name,
     description: dataset.description ?? dataset.name,
-    keywords: tagKeywords(dataset),
-    license: UNKNOWN_LICENSE,
+    keywords: [...new Set([...tagKeywords(dataset), ...(dataset.keywords ?? [])])],
+    license: dataset.license && isSpdxLicense(dataset.license) ? dataset.license : OTHER_LICENSE,
+    ...(dataset.providers ? { providers: dataset.providers.map((provider) => ({ ...provider })) } : {}),
+    ...(dataset.doi ? { 'sci:doi': dataset.doi } : {}),
+    ...(dataset.citation ? { 'sci:citation': dataset.citation } : {}),
     extent: {
       spatial: { bbox: describeStacExtent(fileBoxes) },
-      temporal: { interval: [[times[0] ?? null, times.at(-1) ?? null]] },
+      temporal: { interval: [interval] },
     },
     created: utc(dataset.created_at),
     updated: utc(dataset.updated_at),
@@ -184,8 +189,16 @@ export function renderStacCollection(context: RenderContext, collection: Collect
       ...children,
       { rel: 'alternate', href: `${index.settings.baseUrl}${datasetPath(collection.slug, dataset.slug)}`, type: 'text/html', title: 'Web page of the dataset' },
       { rel: 'describedby', href: context.links.dataset(collection.slug, dataset.slug), type: STAC_JSON_TYPE, title: 'The dataset in the catalog API' },
+      ...(dataset.license ? [{ rel: 'license', href: licenseUrl(dataset.license), title: isSpdxLicense(dataset.license) ? dataset.license : 'Terms of use' }] : []),
+      ...(dataset.doi ? [{ rel: 'cite-as', href: doiUrl(dataset.doi), title: `DOI ${dataset.doi}` }] : []),
     ],
   };
+}
+
+/** A temporal coverage as a STAC interval: RFC 3339 instants in UTC, open at the end while it is ongoing. */
+function coverageInterval(coverage: TemporalCoverage): [string, string | null] {
+  const instant = (value: string, end: boolean) => (value.length === 10 ? `${value}T${end ? '23:59:59' : '00:00:00'}Z` : `${value}Z`);
+  return [instant(coverage.start, false), coverage.end === undefined ? null : instant(coverage.end, true)];
 }
 
 /** The root Catalog of the static tree: one child Catalog per geoshelf collection. */

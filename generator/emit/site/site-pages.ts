@@ -7,6 +7,7 @@ import { apiPathFor, collectionPath, datasetPath, filePath, pageKey, SITE_PATHS,
 import { foldTagValue } from '../../../core/tag-filters.ts';
 import { featureLayerId, hasFeatureLayer } from '../../../core/api/ogc/layers.ts';
 import { stacStaticPath } from '../../../core/api/stac/documents.ts';
+import { describeCatalogJsonLd, describeDatasetJsonLd, serializeJsonLd } from '../../../core/site/json-ld.ts';
 import type { DatasetSurfaces } from '../../../src/view-types.ts';
 import type { PageView, SchemaDoc, ViewProps } from '../../../src/view-types.ts';
 
@@ -37,7 +38,7 @@ export function listGlobalPages(context: RenderContext, settings: SitePageSettin
   for (const collection of collections) tags[collection.slug] = answer<{ tags: ViewProps['home']['tags'][string] }>(context, { route: 'tags', collectionSlug: collection.slug }).tags;
   const stats = answer<ViewProps['home']['stats']>(context, { route: 'stats' });
   return [
-    { key: pageKey(SITE_PATHS.home), page: { view: 'home', props: { collections, stats, tags } } },
+    { key: pageKey(SITE_PATHS.home), page: { view: 'home', props: { collections, stats, tags, jsonLd: serializeJsonLd(describeCatalogJsonLd(context.index)) } } },
     { key: pageKey(SITE_PATHS.search), page: { view: 'search-results', props: {} } },
     { key: pageKey(SITE_PATHS.console), page: { view: 'console', props: settings } },
     { key: pageKey(SITE_PATHS.developers), page: { view: 'developers', props: { queryOrigin: settings.queryOrigin } } },
@@ -79,7 +80,8 @@ export function listDatasetPages(context: RenderContext, collection: CollectionM
   const base = { collectionSlug: collection.slug, datasetSlug: dataset.slug };
   const detail = answer<ViewProps['dataset']['detail']>(context, { route: 'dataset', ...base, params: { include_urls: true } });
   const surfaces = listSurfaces(context, collection, dataset, settings.queryOrigin);
-  const jobs: PageJob[] = [{ key: pageKey(datasetPath(collection.slug, dataset.slug)), page: { view: 'dataset', props: { detail, surfaces } } }];
+  const jsonLd = serializeJsonLd(describeDatasetJsonLd(context, collection, dataset));
+  const jobs: PageJob[] = [{ key: pageKey(datasetPath(collection.slug, dataset.slug)), page: { view: 'dataset', props: { detail, surfaces, jsonLd } } }];
   for (const file of dataset.files) {
     const at = { ...base, fileSlug: file.slug };
     const fileDoc = answer<ViewProps['file']['file']>(context, { route: 'file', ...at });
