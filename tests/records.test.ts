@@ -47,6 +47,25 @@ describe('record validation', () => {
     return (await buildError(config)).issues.map((issue) => `${issue.code} ${issue.source}:${issue.line} ${issue.path}: ${issue.message}`);
   }
 
+  it('names each bad licence, DOI, provider role and coverage with its line, in one build', async () => {
+    const problems = await problemsOf({
+      'collections/about.yaml': [
+        'slug: about', 'name: About', 'license: CC-BY-4', 'doi: https://doi.org/10.5281/zenodo.1',
+        'providers:', '  - name: Someone', '    roles: [author]', '',
+      ].join('\n'),
+      'datasets/about/when.yaml': [
+        'slug: when', 'collection: about', 'name: When', 'temporal_coverage:', '  start: "2021-01-01"', '  end: "2020-12-31"', 'files:', '  - slug: t', '    name: T', '    formats:',
+        '      - format: geoparquet', '        sources:', '          - version: 1', '            path: geonames/megacities/3.1.0/megacities.parquet', '',
+      ].join('\n'),
+    });
+    expect(problems).toEqual(expect.arrayContaining([
+      expect.stringMatching(/^RecordInvalid collections\/about\.yaml:3 license: must be an SPDX licence identifier/),
+      expect.stringMatching(/^RecordInvalid collections\/about\.yaml:4 doi: must be a DOI such as 10\.5281\/zenodo\.1234567, without https:\/\/doi\.org\//),
+      expect.stringMatching(/^RecordInvalid collections\/about\.yaml:7 providers\[0\]\.roles\[0\]: .*licensor/),
+      expect.stringMatching(/^RecordInvalid datasets\/about\/when\.yaml:\d+ temporal_coverage: start must not be after end/),
+    ]));
+  });
+
   it('points at the line of a misspelt field', async () => {
     const problems = await problemsOf({ 'collections/extra.yaml': 'slug: extra\nname: Extra\ndescripton: typo\n' });
     expect(problems).toEqual(['RecordInvalid collections/extra.yaml:3 descripton: unknown field (did you mean "description"?)']);
