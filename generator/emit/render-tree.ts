@@ -8,6 +8,7 @@ import { PROBLEM_CONTENT_TYPE } from '../../core/constants.ts';
 import { fileKeyForRoute, type CatalogRoute } from '../../core/api/catalog/resolve.ts';
 import { serializeJson, type TreeFile } from '../../core/static-files.ts';
 import { renderDiscoveryFiles } from './discovery-files.ts';
+import { renderDcatCollectionFile, renderDcatFile } from './discovery/dcat.ts';
 import { listCollectionRoutes, listDatasetRoutes, listGlobalRoutes } from './list-routes.ts';
 import { createCatalogOpenApiDocument } from '../../core/api/openapi.ts';
 import { stacCollectionFiles, stacDatasetFiles, stacGlobalFiles } from './stac-files.ts';
@@ -151,12 +152,12 @@ export function renderTree(index: CatalogIndex, options: RenderTreeOptions): Ren
     const datasetHashes = datasets.map((dataset) => options.datasetHashes.get(dataset.id) ?? sha256(JSON.stringify(dataset)));
     const collectionInputs = `${headerJson}\n${options.searchSliceTerms}\n${datasetHashes.join('\n')}`;
     collectionHashes.push(sha256(collectionInputs));
-    addScope(`collection:${entry.collection.slug}`, collectionInputs, () => listCollectionRoutes(entry, options.searchSliceTerms), site && (() => site.collection(entry)), () => stacCollectionFiles(context, entry.collection));
+    addScope(`collection:${entry.collection.slug}`, collectionInputs, () => listCollectionRoutes(entry, options.searchSliceTerms), withFiles(site && (() => site.collection(entry)), () => renderDcatCollectionFile(context, entry.collection)), () => stacCollectionFiles(context, entry.collection));
     datasets.forEach((dataset, position) => {
       addScope(`dataset:${dataset.id}`, `${headerJson}\n${datasetHashes[position]}`, () => listDatasetRoutes(entry.collection, dataset, index), site && (() => site.dataset(entry.collection, dataset)), () => stacDatasetFiles(context, entry.collection, dataset));
     });
   }
-  addScope('global', collectionHashes.join('\n'), listGlobalRoutes, site?.global, () => stacGlobalFiles(context));
+  addScope('global', collectionHashes.join('\n'), listGlobalRoutes, withFiles(site?.global, () => renderDcatFile(context)), () => stacGlobalFiles(context));
   // Cheap, and read from the whole index: rendered at every build, so their hash never matches.
   const always = () => ({ files: [{ key: 'api/openapi/index.json', body: serializeJson(createCatalogOpenApiDocument(index.settings.baseUrl)), type: 'application/json' }, ...renderDiscoveryFiles(index)] });
   byPart.set(ALWAYS, [{ name: ALWAYS, hash: '', render: always }]);
@@ -195,6 +196,14 @@ export function renderTree(index: CatalogIndex, options: RenderTreeOptions): Ren
     if (!parts.has(name)) dropped.set(name, { sha256: ref.sha256, part: previous!.readPart(ref.sha256) });
   }
   return { files, parts, dropped, keptFiles, pending, fingerprint: options.fingerprint };
+}
+
+/** A scope's extras with one more file of its own. */
+function withFiles(extras: (() => ScopeExtras) | undefined, file: () => TreeFile): () => ScopeExtras {
+  return () => {
+    const made = extras?.();
+    return { files: [...(made?.files ?? []), file()], ...(made?.later ? { later: made.later } : {}) };
+  };
 }
 
 function sha256(text: string): string {

@@ -24,6 +24,8 @@ export function renderApiRoot(context: RenderContext): ApiRoot {
       collections: `${base}/api/collections`,
       stac: `${base}/stac`,
       stac_openapi: `${base}/stac/api/openapi`,
+      dcat: `${base}/dcat.jsonld`,
+      sitemap: `${base}/sitemap.xml`,
       example_collection_datasets: example ? context.links.collection(example.slug) : `${base}/api/collections`,
       create_query: `${base}/api/queries`,
       query_page: `${base}/api/queries/{query_id}/pages`,

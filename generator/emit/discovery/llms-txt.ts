@@ -73,6 +73,13 @@ are read-only: ${Object.values(MCP_TOOLS).map((tool) => `\`${tool.name}\``).join
 result with \`isError\` and \`{"code", "message"}\` (the codes above, or \`not_found\`/\`invalid_parameter\` for the
 catalog). ${base}/.well-known/mcp/server-card.json lists the tools with their input and output schemas.
 
+## Harvesting and search engines
+
+\`${base}/dcat.jsonld\` is the catalog as DCAT-AP 3 (JSON-LD): a \`dcat:Catalog\` with one \`dcat:catalog\` per
+collection, each at \`${base}/dcat/{collection}.jsonld\` with its datasets and a \`dcat:Distribution\` per stored file.
+\`${base}/sitemap.xml\` is a sitemap index of every collection, dataset and file page; each dataset page carries
+schema.org \`Dataset\` JSON-LD.
+
 \`/api\` itself has no \`?q=\` parameter and no \`/items\` route: those belong to \`/stac/api\` and \`/features\`.
 `;
 }

@@ -4,6 +4,7 @@ const TYPES: Record<string, string> = {
   mjs: 'text/javascript; charset=utf-8',
   css: 'text/css; charset=utf-8',
   json: 'application/json',
+  jsonld: 'application/ld+json',
   geojson: 'application/geo+json',
   wasm: 'application/wasm',
   svg: 'image/svg+xml',
