@@ -18,7 +18,7 @@ export const DEFAULT_COLUMN_LIMIT = 25;
 /** Largest allowed `column_limit` on the schema route. */
 export const MAX_COLUMN_LIMIT = 50;
 
-/** Files of at least this many bytes get precompressed `.br` and `.gz` siblings. */
+/** Files of at least this many bytes get precompressed `.br` and `.gz` siblings (Parquet files never do). */
 export const COMPRESS_MIN_BYTES = 1024;
 
 /** Longest canonical query string that still maps to a file; longer ones are computed. */

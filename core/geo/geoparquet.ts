@@ -50,6 +50,8 @@ export function createGeoMetadata(types: GeometryType[], bbox: BBox, crs?: objec
 export interface GeoParquetCopyOptions {
   /** Rows per row group; PARQUET_SETTINGS.rowGroupSize by default. */
   rowGroupSize?: number;
+  /** More file metadata beside `geo`, by key (stac-geoparquet's, for one). */
+  metadata?: Record<string, string>;
 }
 
 /**
@@ -61,5 +63,5 @@ export function createGeoParquetCopyOptions(geo: GeoMetadata, options: GeoParque
   const { compression, compressionLevel } = PARQUET_SETTINGS;
   const rowGroupSize = options.rowGroupSize ?? PARQUET_SETTINGS.rowGroupSize;
   return `FORMAT parquet, COMPRESSION ${compression}, COMPRESSION_LEVEL ${compressionLevel}, ROW_GROUP_SIZE ${rowGroupSize}, ` +
-    `GEOPARQUET_VERSION 'NONE', KV_METADATA {geo: ${quoteLiteral(JSON.stringify(geo))}}`;
+    `GEOPARQUET_VERSION 'NONE', KV_METADATA {${Object.entries({ geo: JSON.stringify(geo), ...options.metadata }).map(([key, value]) => `${quoteLiteral(key)}: ${quoteLiteral(value)}`).join(', ')}}`;
 }

@@ -9,6 +9,7 @@ import { fileKeyForRoute, type CatalogRoute } from '../../core/api/catalog/resol
 import { serializeJson, type TreeFile } from '../../core/static-files.ts';
 import { renderDiscoveryFiles } from './discovery-files.ts';
 import { renderDcatCollectionFile, renderDcatFile } from './discovery/dcat.ts';
+import { renderCatalogDownloads } from './downloads.ts';
 import { listCollectionRoutes, listDatasetRoutes, listGlobalRoutes } from './list-routes.ts';
 import { createCatalogOpenApiDocument } from '../../core/api/openapi.ts';
 import { stacCollectionFiles, stacDatasetFiles, stacGlobalFiles } from './stac-files.ts';
@@ -25,6 +26,8 @@ export interface RenderTreeOptions {
   site?: SiteScopes;
   /** Leave out the static STAC tree (/stac): only the build benchmark does, to measure what the tree costs. */
   skipStac?: boolean;
+  /** Leave out the whole-catalog Parquet downloads (/downloads): only the build benchmark does, to measure what they cost. */
+  skipDownloads?: boolean;
 }
 
 /** Files a scope adds beside its JSON documents, and work that can only finish asynchronously. */
@@ -158,6 +161,8 @@ export function renderTree(index: CatalogIndex, options: RenderTreeOptions): Ren
     });
   }
   addScope('global', collectionHashes.join('\n'), listGlobalRoutes, withFiles(site?.global, () => renderDcatFile(context)), () => stacGlobalFiles(context));
+  // Read from every dataset, written by DuckDB: a part of its own, so that the global documents need not wait for it.
+  if (!options.skipDownloads) addScope('downloads', collectionHashes.join('\n'), () => [], () => ({ files: [], later: () => renderCatalogDownloads(context) }));
   // Cheap, and read from the whole index: rendered at every build, so their hash never matches.
   const always = () => ({ files: [{ key: 'api/openapi/index.json', body: serializeJson(createCatalogOpenApiDocument(index.settings.baseUrl)), type: 'application/json' }, ...renderDiscoveryFiles(index)] });
   byPart.set(ALWAYS, [{ name: ALWAYS, hash: '', render: always }]);

@@ -140,12 +140,20 @@ function assembleParts(tree: TreeToWrite, entries: Map<string, ManifestEntry>, s
   return { root, parts: { written, replaced: [...new Set(superseded)].filter((sha256) => !named.has(sha256)) }, listed };
 }
 
+/** Parquet's own compression leaves nothing for brotli or gzip to take: such files get no siblings. */
+const PRECOMPRESSED_TYPES = new Set(['application/vnd.apache.parquet']);
+
+/** Whether a file gets `.br` and `.gz` siblings: large enough, and not compressed already. */
+function hasSiblings(file: TreeFile): boolean {
+  return file.body.length >= COMPRESS_MIN_BYTES && !PRECOMPRESSED_TYPES.has(file.type);
+}
+
 async function writeFiles(root: string, files: TreeFile[], entries: Map<string, ManifestEntry>, options: WriteTreeOptions): Promise<void> {
   const { log } = options;
   // Files with the same bytes (a STAC Item under its canonical path and its version's) are compressed once.
   const distinct = new Map<string, TreeFile>();
   for (const file of files) {
-    if (file.body.length >= COMPRESS_MIN_BYTES && !distinct.has(entries.get(file.key)!.sha256)) distinct.set(entries.get(file.key)!.sha256, file);
+    if (hasSiblings(file) && !distinct.has(entries.get(file.key)!.sha256)) distinct.set(entries.get(file.key)!.sha256, file);
   }
   const large = [...distinct.values()];
   const started = performance.now();
@@ -166,7 +174,7 @@ async function writeFiles(root: string, files: TreeFile[], entries: Map<string, 
   let reported = performance.now();
   files.forEach((file, done) => {
     write(file.key, file.body);
-    const sibling = file.body.length >= COMPRESS_MIN_BYTES ? byHash.get(entries.get(file.key)!.sha256) : undefined;
+    const sibling = hasSiblings(file) ? byHash.get(entries.get(file.key)!.sha256) : undefined;
     if (sibling) {
       write(`${file.key}.br`, sibling.br);
       write(`${file.key}.gz`, sibling.gz);
@@ -216,7 +224,7 @@ function planApply(changed: TreeFile[], removed: string[], previous: Map<string,
     moves.push(file.key);
     const siblings = [`${file.key}.br`, `${file.key}.gz`];
     // A file that shrank below the compression threshold leaves siblings of its old bytes behind: delete them.
-    (file.body.length >= COMPRESS_MIN_BYTES ? moves : deletes).push(...siblings);
+    (hasSiblings(file) ? moves : deletes).push(...siblings);
   }
   for (const key of removed) {
     deletes.push(key);

@@ -216,6 +216,7 @@ export function renderStacRoot(context: RenderContext): StacCatalog {
       { rel: 'root', href: urls.root(), type: STAC_JSON_TYPE },
       ...index.model.collections.map((collection) => ({ rel: 'child', href: urls.collectionCatalog(collection), type: STAC_JSON_TYPE, title: collection.name })),
       { rel: 'alternate', href: `${index.settings.baseUrl}${SITE_PATHS.home}`, type: 'text/html', title: 'Web app' },
+      { rel: 'alternate', href: `${index.settings.baseUrl}/downloads/stac-items.parquet`, type: 'application/vnd.apache.parquet', title: 'Every latest Item in one stac-geoparquet file' },
       { rel: 'describedby', href: context.links.root(), type: STAC_JSON_TYPE, title: 'The catalog API' },
     ],
   };

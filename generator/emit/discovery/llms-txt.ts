@@ -78,7 +78,9 @@ catalog). ${base}/.well-known/mcp/server-card.json lists the tools with their in
 \`${base}/dcat.jsonld\` is the catalog as DCAT-AP 3 (JSON-LD): a \`dcat:Catalog\` with one \`dcat:catalog\` per
 collection, each at \`${base}/dcat/{collection}.jsonld\` with its datasets and a \`dcat:Distribution\` per stored file.
 \`${base}/sitemap.xml\` is a sitemap index of every collection, dataset and file page; each dataset page carries
-schema.org \`Dataset\` JSON-LD.
+schema.org \`Dataset\` JSON-LD. For bulk work, \`${base}/downloads/stac-items.parquet\` holds every latest STAC Item
+as stac-geoparquet 1.0 and \`${base}/downloads/datasets.parquet\` one row per dataset (ids, names, tags, licence, box,
+links): \`SELECT * FROM '${base}/downloads/datasets.parquet'\` in DuckDB.
 
 \`/api\` itself has no \`?q=\` parameter and no \`/items\` route: those belong to \`/stac/api\` and \`/features\`.
 `;

@@ -1,0 +1,88 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { quoteLiteral } from '../core/sql.ts';
+import type { StacItem } from '../schemas/stac.ts';
+import { readModel } from '../runtime/model-file.ts';
+import { get, sampleConfig, sampleManifest, sampleServer } from './helpers/sample.ts';
+
+const server = sampleServer();
+let connection: DuckDBConnection;
+beforeAll(async () => {
+  connection = await (await DuckDBInstance.create(':memory:')).connect();
+});
+afterAll(() => {
+  connection?.closeSync();
+  server.close();
+});
+
+async function rows(sql: string): Promise<Record<string, unknown>[]> {
+  return (await connection.runAndReadAll(sql)).getRowObjectsJson() as Record<string, unknown>[];
+}
+
+describe('the whole-catalog downloads', () => {
+  const config = sampleConfig();
+  const path = (key: string) => quoteLiteral(join(config.distDir, key));
+
+  it('are linked from /api and the STAC root, and served as Parquet without compressed siblings', async () => {
+    const root = (await (await get(server, '/api')).json()) as { links: Record<string, string> };
+    expect(root.links.stac_items_parquet).toBe(`${config.baseUrl}/downloads/stac-items.parquet`);
+    expect(root.links.datasets_parquet).toBe(`${config.baseUrl}/downloads/datasets.parquet`);
+    const stac = (await (await get(server, '/stac')).json()) as { links: { href: string; type?: string }[] };
+    expect(stac.links.find((link) => link.href === root.links.stac_items_parquet)?.type).toBe('application/vnd.apache.parquet');
+    for (const key of ['downloads/stac-items.parquet', 'downloads/datasets.parquet']) {
+      const response = await get(server, `/${key}`, { 'accept-encoding': 'br, gzip' });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('application/vnd.apache.parquet');
+      expect(response.headers.get('content-encoding')).toBeNull();
+      expect(sampleManifest().files[key]?.br).toBeUndefined();
+    }
+  });
+
+  it('hold every latest STAC Item as stac-geoparquet: the same ids, footprints and properties as the JSON Items', async () => {
+    const manifest = sampleManifest();
+    const items = new Map<string, StacItem>();
+    for (const [key, entry] of Object.entries(manifest.files)) {
+      if (entry.type !== 'application/geo+json' || !key.startsWith('stac/') || key.includes('/versions/')) continue;
+      const item = JSON.parse(await readFile(join(config.distDir, key), 'utf8')) as StacItem;
+      items.set(`${item.collection} ${item.id}`, item);
+    }
+    const read = await rows(`SELECT collection, id, st_astext(geometry) AS wkt, bbox, datetime::VARCHAR AS datetime, "table:row_count" AS row_count, len(links) AS links, assets FROM read_parquet(${path('downloads/stac-items.parquet')})`);
+    expect(read.map((row) => `${row.collection} ${row.id}`).sort()).toEqual([...items.keys()].sort());
+    for (const row of read) {
+      const item = items.get(`${row.collection} ${row.id}`)!;
+      const [xmin, ymin, xmax, ymax] = item.bbox!;
+      expect(row.bbox, String(row.id)).toEqual({ xmin, ymin, xmax, ymax });
+      expect(row.wkt, String(row.id)).toMatch(/^(MULTI)?POLYGON|^POINT/);
+      expect(new Date(String(row.datetime)).toISOString().replace('.000', '')).toBe(item.properties.datetime);
+      expect(row.row_count === null ? undefined : Number(row.row_count)).toBe(item.properties['table:row_count']);
+      expect(Number(row.links)).toBe(item.links.length);
+      expect(Object.keys(row.assets as object).filter((key) => (row.assets as Record<string, unknown>)[key] !== null).sort()).toEqual(Object.keys(item.assets).sort());
+    }
+    const [metadata] = await rows(`SELECT decode(value) AS geo FROM parquet_kv_metadata(${path('downloads/stac-items.parquet')}) WHERE decode(key) = 'geo'`);
+    const geo = JSON.parse(String(metadata!.geo)) as { version: string; primary_column: string; columns: { geometry: { encoding: string; covering: unknown } } };
+    expect(geo.version).toBe('1.1.0');
+    expect(geo.columns.geometry.encoding).toBe('WKB');
+    expect(geo.columns.geometry.covering).toEqual({ bbox: { xmin: ['bbox', 'xmin'], ymin: ['bbox', 'ymin'], xmax: ['bbox', 'xmax'], ymax: ['bbox', 'ymax'] } });
+    const [stacMetadata] = await rows(`SELECT decode(value) AS value FROM parquet_kv_metadata(${path('downloads/stac-items.parquet')}) WHERE decode(key) = 'stac-geoparquet'`);
+    expect(JSON.parse(String(stacMetadata!.value))).toEqual({ version: '1.0.0' });
+  });
+
+  it('list every dataset once, with its licence, tags, box and links', async () => {
+    const { model } = readModel(config.distDir).file;
+    const read = await rows(`SELECT id, collection, slug, license, tags, file_count, bbox, page_url FROM read_parquet(${path('downloads/datasets.parquet')}) ORDER BY id`);
+    const datasets = model.collections.flatMap((collection) => collection.datasets.map((dataset) => ({ collection, dataset }))).sort((a, b) => a.dataset.id - b.dataset.id);
+    expect(read.map((row) => Number(row.id))).toEqual(datasets.map(({ dataset }) => dataset.id));
+    for (const [position, { collection, dataset }] of datasets.entries()) {
+      const row = read[position]!;
+      expect(row.collection).toBe(collection.slug);
+      expect(row.license).toBe(dataset.license ?? null);
+      expect(Number(row.file_count)).toBe(dataset.files.length);
+      expect((row.tags as { key: string }[]).map((tag) => tag.key)).toEqual(Object.keys(dataset.tags));
+      expect((await get(server, new URL(String(row.page_url)).pathname)).status).toBe(200);
+    }
+    const [cities] = await rows(`SELECT bbox FROM read_parquet(${path('downloads/datasets.parquet')}) WHERE slug = 'us-cities'`);
+    expect((cities!.bbox as { xmin: number }).xmin).toBeLessThan(-150);
+  });
+});
