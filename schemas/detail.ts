@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { VersionChangesSchema } from './version-changes.ts';
 import { ApiLinkMapSchema, IdSchema } from './common.ts';
 import { CollectionSchema } from './collection.ts';
 import { DatasetSchema } from './dataset.ts';
@@ -21,6 +22,7 @@ export const DatasetFileResponseSchema = z
     collection: CollectionSchema,
     dataset: DatasetSchema.omit({ files: true }),
     file: DatasetFileSchema,
+    version_changes: z.array(VersionChangesSchema).optional().describe('What changed from each version of the file to the next, newest first; empty with one version.'),
   })
   .meta({ id: 'DatasetFileResponse' });
 

@@ -8,6 +8,7 @@ import { PROBLEM_CONTENT_TYPE } from '../../core/constants.ts';
 import { fileKeyForRoute, type CatalogRoute } from '../../core/api/catalog/resolve.ts';
 import { serializeJson, type TreeFile } from '../../core/static-files.ts';
 import { renderDiscoveryFiles } from './discovery-files.ts';
+import { renderCatalogFeed, renderCollectionFeed } from './discovery/atom-feed.ts';
 import { renderDcatCollectionFile, renderDcatFile } from './discovery/dcat.ts';
 import { renderCatalogDownloads } from './downloads.ts';
 import { listCollectionRoutes, listDatasetRoutes, listGlobalRoutes } from './list-routes.ts';
@@ -155,12 +156,12 @@ export function renderTree(index: CatalogIndex, options: RenderTreeOptions): Ren
     const datasetHashes = datasets.map((dataset) => options.datasetHashes.get(dataset.id) ?? sha256(JSON.stringify(dataset)));
     const collectionInputs = `${headerJson}\n${options.searchSliceTerms}\n${datasetHashes.join('\n')}`;
     collectionHashes.push(sha256(collectionInputs));
-    addScope(`collection:${entry.collection.slug}`, collectionInputs, () => listCollectionRoutes(entry, options.searchSliceTerms), withFiles(site && (() => site.collection(entry)), () => renderDcatCollectionFile(context, entry.collection)), () => stacCollectionFiles(context, entry.collection));
+    addScope(`collection:${entry.collection.slug}`, collectionInputs, () => listCollectionRoutes(entry, options.searchSliceTerms), withFiles(site && (() => site.collection(entry)), () => [renderDcatCollectionFile(context, entry.collection), renderCollectionFeed(context, entry.collection)]), () => stacCollectionFiles(context, entry.collection));
     datasets.forEach((dataset, position) => {
       addScope(`dataset:${dataset.id}`, `${headerJson}\n${datasetHashes[position]}`, () => listDatasetRoutes(entry.collection, dataset, index), site && (() => site.dataset(entry.collection, dataset)), () => stacDatasetFiles(context, entry.collection, dataset));
     });
   }
-  addScope('global', collectionHashes.join('\n'), listGlobalRoutes, withFiles(site?.global, () => renderDcatFile(context)), () => stacGlobalFiles(context));
+  addScope('global', collectionHashes.join('\n'), listGlobalRoutes, withFiles(site?.global, () => [renderDcatFile(context), renderCatalogFeed(context)]), () => stacGlobalFiles(context));
   // Read from every dataset, written by DuckDB: a part of its own, so that the global documents need not wait for it.
   if (!options.skipDownloads) addScope('downloads', collectionHashes.join('\n'), () => [], () => ({ files: [], later: () => renderCatalogDownloads(context) }));
   // Cheap, and read from the whole index: rendered at every build, so their hash never matches.
@@ -203,11 +204,11 @@ export function renderTree(index: CatalogIndex, options: RenderTreeOptions): Ren
   return { files, parts, dropped, keptFiles, pending, fingerprint: options.fingerprint };
 }
 
-/** A scope's extras with one more file of its own. */
-function withFiles(extras: (() => ScopeExtras) | undefined, file: () => TreeFile): () => ScopeExtras {
+/** A scope's extras with more files of its own. */
+function withFiles(extras: (() => ScopeExtras) | undefined, files: () => TreeFile[]): () => ScopeExtras {
   return () => {
     const made = extras?.();
-    return { files: [...(made?.files ?? []), file()], ...(made?.later ? { later: made.later } : {}) };
+    return { files: [...(made?.files ?? []), ...files()], ...(made?.later ? { later: made.later } : {}) };
   };
 }
 

@@ -1,6 +1,7 @@
 import { findFile, type CatalogIndex } from '../../catalog-index.ts';
 import type { CollectionModel, DatasetModel, FileModel } from '../../model.ts';
 import type { SchemaParams } from './resolve.ts';
+import { describeVersionChanges } from './version-changes.ts';
 import type { ColumnSchema } from '../../../schemas/column.ts';
 import { listVersions, pickSchemaSource, renderAbout, renderCollection, renderDatasetFields, renderFile, renderSource, summarizeMetadata, type RenderContext } from './resources.ts';
 
@@ -60,8 +61,9 @@ export function renderFileResponse(collection: CollectionModel, dataset: Dataset
       collection: context.links.collection(collection.slug),
     },
     collection: renderCollection(collection, context),
-    dataset: renderDatasetFields(dataset, collection, context),
+    dataset: { ...renderDatasetFields(dataset, collection, context), ...renderAbout(dataset) },
     file: renderFile(file, dataset, collection, context, { includeUrls: true }),
+    version_changes: describeVersionChanges(file, context.index),
   };
 }
 

@@ -80,7 +80,9 @@ collection, each at \`${base}/dcat/{collection}.jsonld\` with its datasets and a
 \`${base}/sitemap.xml\` is a sitemap index of every collection, dataset and file page; each dataset page carries
 schema.org \`Dataset\` JSON-LD. For bulk work, \`${base}/downloads/stac-items.parquet\` holds every latest STAC Item
 as stac-geoparquet 1.0 and \`${base}/downloads/datasets.parquet\` one row per dataset (ids, names, tags, licence, box,
-links): \`SELECT * FROM '${base}/downloads/datasets.parquet'\` in DuckDB.
+links): \`SELECT * FROM '${base}/downloads/datasets.parquet'\` in DuckDB. \`${base}/feed.atom\` (and
+\`${base}/collections/{collection}/feed.atom\`) is an Atom feed of the datasets and file versions added or updated; a
+file's \`/api\` document lists what each version changed as \`version_changes\`.
 
 \`/api\` itself has no \`?q=\` parameter and no \`/items\` route: those belong to \`/stac/api\` and \`/features\`.
 `;

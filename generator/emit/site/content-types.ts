@@ -12,6 +12,7 @@ const TYPES: Record<string, string> = {
   ico: 'image/x-icon',
   txt: 'text/plain; charset=utf-8',
   xml: 'application/xml',
+  atom: 'application/atom+xml',
   woff2: 'font/woff2',
 };
 

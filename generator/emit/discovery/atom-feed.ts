@@ -1,0 +1,125 @@
+import type { CollectionModel, DatasetModel } from '../../../core/model.ts';
+import type { RenderContext } from '../../../core/api/catalog/resources.ts';
+import { describeVersionChanges } from '../../../core/api/catalog/version-changes.ts';
+import { collectionPath, datasetPath, filePath, SITE_PATHS } from '../../../core/site/paths.ts';
+import type { TreeFile } from '../../../core/static-files.ts';
+import type { VersionChanges } from '../../../schemas/version-changes.ts';
+
+/** Key of the catalog's feed, and of a collection's; the media type of both. */
+export const CATALOG_FEED_KEY = 'feed.atom';
+export const ATOM_TYPE = 'application/atom+xml';
+
+/** A feed lists the latest changes, not the whole history: readers poll it. */
+const FEED_ENTRIES = 100;
+
+/** Key of a collection's feed: beside its page. */
+export function collectionFeedKey(collectionSlug: string): string {
+  return `${collectionPath(collectionSlug).slice(1)}feed.atom`;
+}
+
+interface FeedEntry {
+  id: string;
+  title: string;
+  link: string;
+  published: string;
+  updated: string;
+  summary: string;
+}
+
+/** `/feed.atom`: the latest datasets and file versions added or updated in the whole catalog (Atom, RFC 4287). */
+export function renderCatalogFeed(context: RenderContext): TreeFile {
+  const base = context.index.settings.baseUrl;
+  const entries = context.index.model.collections.flatMap((collection) => listEntries(context, collection));
+  return renderFeed({ id: `${base}${SITE_PATHS.home}`, title: 'geoshelf: changes to the catalog', self: `${base}/${CATALOG_FEED_KEY}`, page: `${base}${SITE_PATHS.home}`, key: CATALOG_FEED_KEY }, entries);
+}
+
+/** A collection's feed: the latest datasets and file versions added or updated in it. */
+export function renderCollectionFeed(context: RenderContext, collection: CollectionModel): TreeFile {
+  const base = context.index.settings.baseUrl;
+  const key = collectionFeedKey(collection.slug);
+  return renderFeed({ id: `${base}${collectionPath(collection.slug)}`, title: `geoshelf: changes to ${collection.name}`, self: `${base}/${key}`, page: `${base}${collectionPath(collection.slug)}`, key }, listEntries(context, collection));
+}
+
+/** One entry per dataset (added, or updated since) and one per stored version of each file, with what changed in it. */
+function listEntries(context: RenderContext, collection: CollectionModel): FeedEntry[] {
+  const base = context.index.settings.baseUrl;
+  return collection.datasets.flatMap((dataset) => [describeDataset(base, collection, dataset), ...dataset.files.flatMap((file) => {
+    const page = `${base}${filePath(collection.slug, dataset.slug, file.slug)}`;
+    const changes = new Map(describeVersionChanges(file, context.index).map((change) => [change.version, change]));
+    const versions = new Map<string, { created: string; updated: string }>();
+    for (const source of file.formats.flatMap((link) => link.sources)) {
+      const seen = versions.get(source.version);
+      versions.set(source.version, { created: seen && seen.created < source.created_at ? seen.created : source.created_at, updated: seen && seen.updated > source.updated_at ? seen.updated : source.updated_at });
+    }
+    return [...versions].map(([version, times]) => ({
+      id: `${page}#version-${encodeURIComponent(version)}`,
+      title: `${dataset.name}: ${file.name}, version ${version}`,
+      link: page,
+      published: times.created,
+      updated: times.updated,
+      summary: summarizeChanges(version, changes.get(version)),
+    }));
+  })]);
+}
+
+function describeDataset(base: string, collection: CollectionModel, dataset: DatasetModel): FeedEntry {
+  const page = `${base}${datasetPath(collection.slug, dataset.slug)}`;
+  const files = dataset.files.length === 1 ? 'one file' : `${dataset.files.length} files`;
+  return {
+    id: page,
+    title: dataset.name,
+    link: page,
+    published: dataset.created_at,
+    updated: dataset.updated_at,
+    summary: `${dataset.updated_at > dataset.created_at ? 'Updated' : 'Added'} in ${collection.name}, with ${files}.${dataset.description ? ` ${dataset.description}` : ''}`,
+  };
+}
+
+/** One line of what a version changed, or that it is the first. */
+function summarizeChanges(version: string, change: VersionChanges | undefined): string {
+  if (!change) return `Version ${version}.`;
+  const parts = [
+    change.columns.added.length > 0 ? `columns added: ${change.columns.added.map((column) => column.name).join(', ')}` : '',
+    change.columns.removed.length > 0 ? `columns removed: ${change.columns.removed.map((column) => column.name).join(', ')}` : '',
+    change.columns.retyped.length > 0 ? `columns retyped: ${change.columns.retyped.map((column) => `${column.name} ${column.from} → ${column.to}`).join(', ')}` : '',
+    change.row_count ? `rows ${change.row_count.from ?? '?'} → ${change.row_count.to ?? '?'}` : '',
+    change.bounds ? 'bounds changed' : '',
+    change.invalid_geometry_count ? `invalid geometries ${change.invalid_geometry_count.from ?? '?'} → ${change.invalid_geometry_count.to ?? '?'}` : '',
+    change.statistics.length > 0 ? `${change.statistics.length} statistics moved` : '',
+  ].filter(Boolean);
+  return `Version ${version} against ${change.previous}: ${parts.length > 0 ? parts.join('; ') : 'no change in columns, rows, bounds, validity or statistics'}.`;
+}
+
+function renderFeed(feed: { id: string; title: string; self: string; page: string; key: string }, all: FeedEntry[]): TreeFile {
+  const entries = all.sort((a, b) => (a.updated < b.updated ? 1 : a.updated > b.updated ? -1 : a.id < b.id ? -1 : 1)).slice(0, FEED_ENTRIES);
+  const updated = entries[0]?.updated ?? '1970-01-01T00:00:00';
+  const xml = [
+    '<?xml version="1.0" encoding="utf-8"?>',
+    '<feed xmlns="http://www.w3.org/2005/Atom">',
+    `  <id>${escapeXml(feed.id)}</id>`,
+    `  <title>${escapeXml(feed.title)}</title>`,
+    `  <updated>${updated}Z</updated>`,
+    '  <author><name>geoshelf</name></author>',
+    `  <link rel="self" type="${ATOM_TYPE}" href="${escapeXml(feed.self)}"/>`,
+    `  <link rel="alternate" type="text/html" href="${escapeXml(feed.page)}"/>`,
+    ...entries.map((entry) => [
+      '  <entry>',
+      `    <id>${escapeXml(entry.id)}</id>`,
+      `    <title>${escapeXml(entry.title)}</title>`,
+      `    <link rel="alternate" type="text/html" href="${escapeXml(entry.link)}"/>`,
+      `    <published>${entry.published}Z</published>`,
+      `    <updated>${entry.updated}Z</updated>`,
+      `    <summary>${escapeXml(entry.summary)}</summary>`,
+      '  </entry>',
+    ].join('\n')),
+    '</feed>',
+    '',
+  ].join('\n');
+  return { key: feed.key, body: new TextEncoder().encode(xml), type: ATOM_TYPE };
+}
+
+function escapeXml(text: string): string {
+  return text.replace(/[&<>'"]/g, (character) => XML_ENTITIES[character]!);
+}
+
+const XML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', "'": '&apos;', '"': '&quot;' };
