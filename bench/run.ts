@@ -7,6 +7,7 @@ import { benchBuilds } from './build-bench.ts';
 import { benchCiRebuild } from './ci-bench.ts';
 import { benchLoadWhileBuilding } from './build-load-bench.ts';
 import { benchCompression } from './compression-bench.ts';
+import { benchDiscovery } from './discovery-bench.ts';
 import { benchEnrichment } from './enrich-bench.ts';
 import { benchEnrichScale } from './enrich-scale-bench.ts';
 import { benchWriteThreads } from './write-threads-bench.ts';
@@ -82,10 +83,11 @@ const SECTIONS: Record<string, (bench: BenchContext) => Promise<void>> = {
   'stac-q-scale': benchStacFreeText,
   'server-scale': benchServerScale,
   'pages-scale': benchPagesScale,
+  discovery: benchDiscovery,
 };
 
 /** Sections that read no tree of the build section: run alone, they do not pay for it. */
-const STANDALONE = new Set(['ci', 'remote', 'convert', 'wkt', 'twins', 'twin-scale', 'enrich-scale', 'writers', 'stac-q-scale', 'server-scale', 'pages-scale']);
+const STANDALONE = new Set(['ci', 'remote', 'convert', 'wkt', 'twins', 'twin-scale', 'enrich-scale', 'writers', 'stac-q-scale', 'server-scale', 'pages-scale', 'discovery']);
 
 async function main(): Promise<void> {
   const wanted = process.argv.slice(2);

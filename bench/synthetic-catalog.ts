@@ -58,7 +58,9 @@ export async function writeSyntheticCatalog(options: SyntheticCatalogOptions): P
   await cp(join(options.sampleCatalogDir, 'formats.yaml'), join(options.dir, 'formats.yaml'));
   await cp(join(options.sampleCatalogDir, 'storage-locations.yaml'), join(options.dir, 'storage-locations.yaml'));
   for (let c = 0; c < options.collections; c++) {
-    await writeFile(join(options.dir, 'collections', `collection-${c}.yaml`), `slug: collection-${c}\nname: Collection ${c} ${phrase(2)}\ndescription: >-\n  Synthetic collection ${c}: ${phrase(20)}.\n`);
+    // A licence and a producer, as a steward's collection would give them: the pages, STAC, DCAT and the dumps carry them.
+    const about = `license: CC-BY-4.0\nproviders:\n  - name: Agency ${c}\n    roles: [producer, licensor]\n    url: https://agency-${c}.example.org\n`;
+    await writeFile(join(options.dir, 'collections', `collection-${c}.yaml`), `slug: collection-${c}\nname: Collection ${c} ${phrase(2)}\ndescription: >-\n  Synthetic collection ${c}: ${phrase(20)}.\n${about}`);
   }
   for (let d = 0; d < options.datasets; d++) {
     const collection = d % options.collections;

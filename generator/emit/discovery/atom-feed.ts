@@ -4,6 +4,7 @@ import { describeVersionChanges } from '../../../core/api/catalog/version-change
 import { collectionPath, datasetPath, filePath, SITE_PATHS } from '../../../core/site/paths.ts';
 import type { TreeFile } from '../../../core/static-files.ts';
 import type { VersionChanges } from '../../../schemas/version-changes.ts';
+import { escapeXml } from '../xml.ts';
 
 /** Key of the catalog's feed, and of a collection's; the media type of both. */
 export const CATALOG_FEED_KEY = 'feed.atom';
@@ -117,9 +118,3 @@ function renderFeed(feed: { id: string; title: string; self: string; page: strin
   ].join('\n');
   return { key: feed.key, body: new TextEncoder().encode(xml), type: ATOM_TYPE };
 }
-
-function escapeXml(text: string): string {
-  return text.replace(/[&<>'"]/g, (character) => XML_ENTITIES[character]!);
-}
-
-const XML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', "'": '&apos;', '"': '&quot;' };

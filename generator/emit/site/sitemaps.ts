@@ -11,6 +11,7 @@ import type { CollectionModel, DatasetModel, FileModel } from '../../../core/mod
 import { collectionPath, datasetPath, filePath, SITE_PATHS } from '../../../core/site/paths.ts';
 import type { TreeFile } from '../../../core/static-files.ts';
 import { contentTypeOf } from './content-types.ts';
+import { escapeXml } from '../xml.ts';
 
 /** A page of a sitemap: its absolute URL, and when it last changed (W3C datetime) when the records say. */
 export interface SitemapUrl {
@@ -104,14 +105,9 @@ export function formatLastmod(timestamp: string): string {
   return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/.test(timestamp) ? `${timestamp}Z` : timestamp;
 }
 
-/** Escapes the five characters XML gives meaning to. */
-function escapeXml(text: string): string {
-  return text.replace(/[&<>'"]/g, (character) => XML_ENTITIES[character]!);
-}
 
 const SITEMAP_NAMESPACE = 'http://www.sitemaps.org/schemas/sitemap/0.9';
 const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n';
-const XML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', "'": '&apos;', '"': '&quot;' };
 const encoder = new TextEncoder();
 
 function listPagesUrls(index: CatalogIndex): SitemapUrl[] {
