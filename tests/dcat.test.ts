@@ -81,6 +81,27 @@ describe('the DCAT-AP catalog', () => {
     expect(texts(checksum['http://spdx.org/rdf/terms#checksumValue'])).toEqual([sha256]);
   });
 
+  it('pages the catalog as a Hydra paged collection: following hydra:nextPage from /dcat.jsonld reads every dataset once', async () => {
+    const HYDRA = 'http://www.w3.org/ns/hydra/core#';
+    const seen: string[] = [];
+    const pages: string[] = [];
+    let next: string | undefined = `${config.baseUrl}/dcat.jsonld`;
+    while (next) {
+      pages.push(next);
+      const nodes = await readExpanded(new URL(next).pathname);
+      const flat = (await jsonld.flatten(nodes as jsonld.JsonLdDocument, undefined, { documentLoader })) as unknown as { '@graph'?: Expanded[] } | Expanded[];
+      const graph = Array.isArray(flat) ? flat : (flat['@graph'] ?? []);
+      seen.push(...graph.filter((node) => (node['@type'] as string[] | undefined)?.includes(`${DCAT}Dataset`)).map((node) => node['@id'] as string));
+      const page = graph.find((node) => (node['@type'] as string[] | undefined)?.includes(`${HYDRA}PagedCollection`) && node['@id'] === next)!;
+      expect(ids(page[`${HYDRA}firstPage`])).toEqual([`${config.baseUrl}/dcat.jsonld`]);
+      next = ids(page[`${HYDRA}nextPage`])[0];
+      expect(pages.length).toBeLessThanOrEqual(model.collections.length + 1);
+    }
+    expect(pages).toHaveLength(model.collections.length + 1);
+    const expected = model.collections.flatMap((collection) => collection.datasets.map((dataset) => `${config.baseUrl}${datasetPath(collection.slug, dataset.slug)}`));
+    expect(seen.sort()).toEqual(expected.sort());
+  });
+
   it('parses as RDF: every dataset is a dcat:Dataset triple', async () => {
     const response = await get(server, '/dcat/geonames.jsonld');
     const quads = (await jsonld.toRDF(await response.json(), { format: 'application/n-quads', documentLoader })) as unknown as string;

@@ -150,17 +150,20 @@ export function renderTree(index: CatalogIndex, options: RenderTreeOptions): Ren
     addScope('site-assets', site.assets.inputs, () => [], site.assets.extras);
   }
   const collectionHashes: string[] = [];
-  for (const entry of index.collections.values()) {
+  const entries = [...index.collections.values()];
+  entries.forEach((entry, order) => {
     const { datasets, ...header } = entry.collection;
     const headerJson = JSON.stringify(header);
     const datasetHashes = datasets.map((dataset) => options.datasetHashes.get(dataset.id) ?? sha256(JSON.stringify(dataset)));
-    const collectionInputs = `${headerJson}\n${options.searchSliceTerms}\n${datasetHashes.join('\n')}`;
+    // The collection's DCAT page links the next collection's: which one it is belongs to its inputs.
+    const next = entries[order + 1]?.collection;
+    const collectionInputs = `${headerJson}\n${options.searchSliceTerms}\nnext:${next?.slug ?? ''}\n${datasetHashes.join('\n')}`;
     collectionHashes.push(sha256(collectionInputs));
-    addScope(`collection:${entry.collection.slug}`, collectionInputs, () => listCollectionRoutes(entry, options.searchSliceTerms), withFiles(site && (() => site.collection(entry)), () => [renderDcatCollectionFile(context, entry.collection), renderCollectionFeed(context, entry.collection)]), () => stacCollectionFiles(context, entry.collection));
+    addScope(`collection:${entry.collection.slug}`, collectionInputs, () => listCollectionRoutes(entry, options.searchSliceTerms), withFiles(site && (() => site.collection(entry)), () => [renderDcatCollectionFile(context, entry.collection, next), renderCollectionFeed(context, entry.collection)]), () => stacCollectionFiles(context, entry.collection));
     datasets.forEach((dataset, position) => {
       addScope(`dataset:${dataset.id}`, `${headerJson}\n${datasetHashes[position]}`, () => listDatasetRoutes(entry.collection, dataset, index), site && (() => site.dataset(entry.collection, dataset)), () => stacDatasetFiles(context, entry.collection, dataset));
     });
-  }
+  });
   addScope('global', collectionHashes.join('\n'), listGlobalRoutes, withFiles(site?.global, () => [renderDcatFile(context), renderCatalogFeed(context)]), () => stacGlobalFiles(context));
   // Read from every dataset, written by DuckDB: a part of its own, so that the global documents need not wait for it.
   if (!options.skipDownloads) addScope('downloads', collectionHashes.join('\n'), () => [], () => ({ files: [], later: () => renderCatalogDownloads(context) }));

@@ -23,6 +23,7 @@ const CONTEXT = {
   gsp: 'http://www.opengis.net/ont/geosparql#',
   spdx: 'http://spdx.org/rdf/terms#',
   xsd: 'http://www.w3.org/2001/XMLSchema#',
+  hydra: 'http://www.w3.org/ns/hydra/core#',
 };
 
 /** Multihash prefix of a SHA-256 digest in STAC's `file:checksum`. */
@@ -34,7 +35,9 @@ type Node = Record<string, unknown>;
  * `/dcat.jsonld`: the catalog as a DCAT-AP 3 `dcat:Catalog` (JSON-LD), with one `dcat:catalog` per collection.
  * Each collection's catalog is a document of its own (`dcatCollectionKey`; its IRI is that document's `#catalog`)
  * that lists its datasets with their distributions, so an edit rewrites its collection's document and this one,
- * never the whole catalog at once: at 10,000 datasets the whole would be tens of megabytes.
+ * never the whole catalog at once: at 10,000 datasets the whole would be tens of megabytes. The documents are the
+ * pages of one Hydra paged collection, first this one and then each collection's in order, as harvesters such as
+ * CKAN's DCAT harvester follow `hydra:nextPage` to read a catalog in pages.
  */
 export function renderDcatFile(context: RenderContext): TreeFile {
   const base = context.index.settings.baseUrl;
@@ -46,6 +49,7 @@ export function renderDcatFile(context: RenderContext): TreeFile {
     'dct:description': 'A catalog of geospatial datasets: each with its files, their data dictionaries, previews, downloads and SQL, also published as STAC and OGC API - Features.',
     'dct:publisher': { '@id': `${base}${SITE_PATHS.home}#publisher`, '@type': 'foaf:Agent', 'foaf:name': 'geoshelf' },
     'foaf:homepage': { '@id': `${base}${SITE_PATHS.home}` },
+    'hydra:view': describePage(base, DCAT_KEY, context.index.model.collections[0], context.index.model.collections.at(-1)),
     'dcat:catalog': context.index.model.collections.map((collection) => ({
       '@id': collectionIri(base, collection),
       '@type': 'dcat:Catalog',
@@ -57,8 +61,11 @@ export function renderDcatFile(context: RenderContext): TreeFile {
   return { key: DCAT_KEY, body: serializeJson(catalog), type: DCAT_TYPE };
 }
 
-/** A collection's DCAT document: a `dcat:Catalog` of its datasets, part of the catalog of `/dcat.jsonld`. */
-export function renderDcatCollectionFile(context: RenderContext, collection: CollectionModel): TreeFile {
+/**
+ * A collection's DCAT document: a `dcat:Catalog` of its datasets, part of the catalog of `/dcat.jsonld`, and a page
+ * of it whose next page is the `next` collection's document.
+ */
+export function renderDcatCollectionFile(context: RenderContext, collection: CollectionModel, next?: CollectionModel): TreeFile {
   const base = context.index.settings.baseUrl;
   const catalog: Node = {
     '@context': CONTEXT,
@@ -68,6 +75,7 @@ export function renderDcatCollectionFile(context: RenderContext, collection: Col
     'dct:description': collection.description ?? collection.name,
     'dct:publisher': { '@id': `${base}${SITE_PATHS.home}#publisher`, '@type': 'foaf:Agent', 'foaf:name': 'geoshelf' },
     'dct:isPartOf': { '@id': catalogIri(base) },
+    'hydra:view': describePage(base, dcatCollectionKey(collection.slug), next),
     'foaf:homepage': { '@id': `${base}${collectionPath(collection.slug)}` },
     'dct:issued': dateTime(collection.created_at),
     'dct:modified': dateTime(collection.updated_at),
@@ -124,6 +132,20 @@ function describeDataset(context: RenderContext, collection: CollectionModel, da
       },
     } : {}),
     'dcat:distribution': distributions,
+  };
+}
+
+/**
+ * The page a document is of the catalog's Hydra paged collection (the older `hydra:PagedCollection` terms CKAN's
+ * harvester reads): the first page is `/dcat.jsonld`, the next one the `next` collection's document.
+ */
+function describePage(base: string, key: string, next: CollectionModel | undefined, last?: CollectionModel): Node {
+  return {
+    '@id': `${base}/${key}`,
+    '@type': 'hydra:PagedCollection',
+    'hydra:firstPage': { '@id': `${base}/${DCAT_KEY}` },
+    ...(next ? { 'hydra:nextPage': { '@id': `${base}/${dcatCollectionKey(next.slug)}` } } : {}),
+    ...(last ? { 'hydra:lastPage': { '@id': `${base}/${dcatCollectionKey(last.slug)}` } } : {}),
   };
 }
 

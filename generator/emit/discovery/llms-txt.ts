@@ -76,7 +76,8 @@ catalog). ${base}/.well-known/mcp/server-card.json lists the tools with their in
 ## Harvesting and search engines
 
 \`${base}/dcat.jsonld\` is the catalog as DCAT-AP 3 (JSON-LD): a \`dcat:Catalog\` with one \`dcat:catalog\` per
-collection, each at \`${base}/dcat/{collection}.jsonld\` with its datasets and a \`dcat:Distribution\` per stored file.
+collection, each at \`${base}/dcat/{collection}.jsonld\` with its datasets and a \`dcat:Distribution\` per stored file;
+follow \`hydra:nextPage\` from the first to read them all.
 \`${base}/sitemap.xml\` is a sitemap index of every collection, dataset and file page; each dataset page carries
 schema.org \`Dataset\` JSON-LD. For bulk work, \`${base}/downloads/stac-items.parquet\` holds every latest STAC Item
 as stac-geoparquet 1.0 and \`${base}/downloads/datasets.parquet\` one row per dataset (ids, names, tags, licence, box,
