@@ -1,4 +1,4 @@
-import { readdir } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { basename, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createCatalogIndex } from '../core/catalog-index.ts';
@@ -91,6 +91,8 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
     : await loadCatalogModel(options, { parseCache: await readParseCache(config.cacheDir, code), recordStats: await readRecordStats(config.cacheDir), listed: catalogFiles, dataFiles });
 
   const settings = { baseUrl: config.baseUrl, storageBaseUrl: config.storageBaseUrl };
+  // A full build makes the downloads' parts again, and keeps them for the builds after it.
+  if (options.full) await rm(join(config.cacheDir, 'downloads'), { recursive: true, force: true });
   const previousRoot = options.full ? undefined : await readManifestRoot(config.distDir);
   let serialized = serializeModel(settings, loaded.model, previousRoot && readModelRoot(config.distDir));
   const index = createCatalogIndex(loaded.model, settings);
@@ -108,6 +110,7 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
     skipStac: options.skipStac,
     datasetHashes: serialized.datasetHashes,
     site: pages.scopes,
+    downloadsCacheDir: join(config.cacheDir, 'downloads'),
     ...(previous ? { previous } : {}),
   });
   let rendered: RenderedTree;

@@ -1,10 +1,12 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quoteLiteral } from '../core/sql.ts';
 import type { StacItem } from '../schemas/stac.ts';
 import { readModel } from '../runtime/model-file.ts';
+import { buildCatalog } from '../generator/build.ts';
+import { makeTestConfig } from './helpers/catalog.ts';
 import { get, sampleConfig, sampleManifest, sampleServer } from './helpers/sample.ts';
 
 const server = sampleServer();
@@ -85,4 +87,21 @@ describe('the whole-catalog downloads', () => {
     const [cities] = await rows(`SELECT bbox FROM read_parquet(${path('downloads/datasets.parquet')}) WHERE slug = 'us-cities'`);
     expect((cities!.bbox as { xmin: number }).xmin).toBeLessThan(-150);
   });
+
+  it('render again, after an edit, only the edited collection\'s rows, and still hold every dataset', async () => {
+    const config = await makeTestConfig();
+    await buildCatalog({ config });
+    const partsDir = join(config.cacheDir, 'downloads');
+    const before = new Set(await readdir(partsDir));
+    expect(before.size).toBe(9);
+    const record = join(config.catalogDir, 'datasets/geonames/megacities.yaml');
+    await writeFile(record, (await readFile(record, 'utf8')).replace('name: Cities of a million or more', 'name: Cities of a million people or more'));
+    await buildCatalog({ config });
+    const after = new Set(await readdir(partsDir));
+    expect([...after].filter((name) => !before.has(name))).toHaveLength(3);
+    expect([...before].filter((name) => !after.has(name))).toHaveLength(3);
+    const names = await rows(`SELECT name FROM read_parquet(${quoteLiteral(join(config.distDir, 'downloads/datasets.parquet'))})`);
+    expect(names).toHaveLength(12);
+    expect(names.map((row) => row.name)).toContain('Cities of a million people or more');
+  }, 120_000);
 });

@@ -4,11 +4,12 @@
  * assets as nested columns), and `/downloads/datasets.parquet`, one compact row per dataset. DuckDB writes both from
  * newline-delimited JSON, so the nested types are what the documents hold.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { basename, join } from 'node:path';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { RenderContext } from '../../core/api/catalog/resources.ts';
+import type { CollectionModel } from '../../core/model.ts';
 import { bboxGeometry, renderStacCollection, renderStacItem, stacStaticPath } from '../../core/api/stac/documents.ts';
 import { createGeoMetadata, createGeoParquetCopyOptions } from '../../core/geo/geoparquet.ts';
 import { encodeWkb, type BBox, type GeometryType } from '../../core/geo/wkb.ts';
@@ -24,30 +25,50 @@ export const PARQUET_TYPE = 'application/vnd.apache.parquet';
 /** The stac-geoparquet version the Items file follows, and its file metadata key. */
 const STAC_GEOPARQUET = { key: 'stac-geoparquet', version: '1.0.0' } as const;
 
-/** Writes both downloads of the catalog and returns them as files of the tree. */
-export async function renderCatalogDownloads(context: RenderContext): Promise<TreeFile[]> {
+/**
+ * Where a build keeps each collection's rows as Parquet between builds, so that an edit renders its own collection's
+ * rows again and DuckDB joins the parts (a columnar copy) instead of parsing every Item's JSON.
+ */
+export interface DownloadParts {
+  /** A folder of the build's cache. */
+  dir: string;
+  /** Per collection slug, a hash of what its rows are made from: its scope's inputs and the code. */
+  keys: Map<string, string>;
+}
+
+/** The files of one collection's part: its Items, its datasets, and their extent and geometry types. */
+interface PartFiles {
+  items: string;
+  datasets: string;
+  meta: string;
+}
+
+/** Writes both downloads of the catalog, from the parts kept in `parts.dir` where they are current, and returns them. */
+export async function renderCatalogDownloads(context: RenderContext, parts?: DownloadParts): Promise<TreeFile[]> {
   const scratch = await mkdtemp(join(tmpdir(), 'geoshelf-downloads-'));
+  const dir = parts?.dir ?? join(scratch, 'parts');
+  await mkdir(dir, { recursive: true });
   const instance = await DuckDBInstance.create(':memory:', { threads: '2' });
   const connection = await instance.connect();
   try {
-    const items = listItemRows(context);
-    const datasets = listDatasetRows(context);
-    const extent = items.reduce<BBox | null>((box, row) => (row.bbox ? (box ? [Math.min(box[0], row.bbox.xmin), Math.min(box[1], row.bbox.ymin), Math.max(box[2], row.bbox.xmax), Math.max(box[3], row.bbox.ymax)] : [row.bbox.xmin, row.bbox.ymin, row.bbox.xmax, row.bbox.ymax]) : box), null);
-    const types = [...new Set(items.flatMap((row) => (row.geometryType ? [row.geometryType] : [])))].sort() as GeometryType[];
-    const geo = createGeoMetadata(types, extent ?? [-180, -90, 180, 90]);
-    const itemsPath = join(scratch, 'items.ndjson');
-    await writeFile(itemsPath, items.map((row) => JSON.stringify(row.json)).join('\n'));
+    const made: PartFiles[] = [];
+    for (const collection of context.index.model.collections) {
+      if (!collection.datasets.some((dataset) => dataset.files.length > 0)) continue;
+      const name = parts?.keys.get(collection.slug) ?? collection.slug;
+      const files = { items: join(dir, `${name}.items.parquet`), datasets: join(dir, `${name}.datasets.parquet`), meta: join(dir, `${name}.json`) };
+      if (!parts || !(await Promise.all(Object.values(files).map(exists))).every(Boolean)) await writePart(connection, context, collection, files, scratch);
+      made.push(files);
+    }
+    if (parts) await removeOtherParts(dir, made);
+    if (made.length === 0) return [];
+    const metas = await Promise.all(made.map(async (files) => JSON.parse(await readFile(files.meta, 'utf8')) as PartMeta));
+    const boxes = metas.flatMap((meta) => (meta.bbox ? [meta.bbox] : []));
+    const extent: BBox = boxes.length === 0 ? [-180, -90, 180, 90] : [Math.min(...boxes.map((box) => box[0])), Math.min(...boxes.map((box) => box[1])), Math.max(...boxes.map((box) => box[2])), Math.max(...boxes.map((box) => box[3]))];
+    const geo = createGeoMetadata([...new Set(metas.flatMap((meta) => meta.types))].sort(), extent);
     const itemsOut = join(scratch, 'stac-items.parquet');
-    await connection.run(
-      `COPY (SELECT * REPLACE (st_geomfromwkb(from_hex(geometry)) AS geometry, ${castColumns({ ...ITEM_TYPES, datetime: 'TIMESTAMPTZ', created: 'TIMESTAMPTZ', updated: 'TIMESTAMPTZ' })}) FROM ${readNdjson(itemsPath)}) ` +
-      `TO ${quoteLiteral(itemsOut)} (${createGeoParquetCopyOptions(geo, { metadata: { [STAC_GEOPARQUET.key]: JSON.stringify({ version: STAC_GEOPARQUET.version }) } })})`,
-    );
-    const datasetsPath = join(scratch, 'datasets.ndjson');
-    await writeFile(datasetsPath, datasets.map((row) => JSON.stringify(row)).join('\n'));
     const datasetsOut = join(scratch, 'datasets.parquet');
-    await connection.run(
-      `COPY (SELECT * REPLACE (${castColumns(DATASET_TYPES)}) FROM ${readNdjson(datasetsPath)}) TO ${quoteLiteral(datasetsOut)} (FORMAT parquet, COMPRESSION zstd)`,
-    );
+    await connection.run(`COPY (SELECT * FROM ${readParts(made.map((files) => files.items))}) TO ${quoteLiteral(itemsOut)} (${createGeoParquetCopyOptions(geo, { metadata: { [STAC_GEOPARQUET.key]: JSON.stringify({ version: STAC_GEOPARQUET.version }) } })})`);
+    await connection.run(`COPY (SELECT * FROM ${readParts(made.map((files) => files.datasets))}) TO ${quoteLiteral(datasetsOut)} (FORMAT parquet, COMPRESSION zstd)`);
     return [
       { key: STAC_ITEMS_DOWNLOAD, body: await readFile(itemsOut), type: PARQUET_TYPE },
       { key: DATASETS_DOWNLOAD, body: await readFile(datasetsOut), type: PARQUET_TYPE },
@@ -57,6 +78,44 @@ export async function renderCatalogDownloads(context: RenderContext): Promise<Tr
     instance.closeSync();
     await rm(scratch, { recursive: true, force: true });
   }
+}
+
+/** A part's extent and geometry types, for the joined file's `geo` metadata. */
+interface PartMeta {
+  bbox: BBox | null;
+  types: GeometryType[];
+}
+
+/** Renders one collection's Items and datasets as rows, and writes them as its part. */
+async function writePart(connection: DuckDBConnection, context: RenderContext, collection: CollectionModel, files: PartFiles, scratch: string): Promise<void> {
+  const items = listItemRows(context, collection);
+  const itemsPath = join(scratch, 'items.ndjson');
+  await writeFile(itemsPath, items.map((row) => JSON.stringify(row.json)).join('\n'));
+  await connection.run(`COPY (SELECT * REPLACE (st_geomfromwkb(from_hex(geometry)) AS geometry, ${castColumns({ ...ITEM_TYPES, datetime: 'TIMESTAMPTZ', created: 'TIMESTAMPTZ', updated: 'TIMESTAMPTZ' })}) FROM ${readNdjson(itemsPath)}) TO ${quoteLiteral(files.items)} (FORMAT parquet, GEOPARQUET_VERSION 'NONE')`);
+  const datasetsPath = join(scratch, 'datasets.ndjson');
+  await writeFile(datasetsPath, listDatasetRows(context, collection).map((row) => JSON.stringify(row)).join('\n'));
+  await connection.run(`COPY (SELECT * REPLACE (${castColumns(DATASET_TYPES)}) FROM ${readNdjson(datasetsPath)}) TO ${quoteLiteral(files.datasets)} (FORMAT parquet)`);
+  const boxes = items.flatMap((row) => (row.bbox ? [row.bbox] : []));
+  const meta: PartMeta = {
+    bbox: boxes.length === 0 ? null : [Math.min(...boxes.map((box) => box.xmin)), Math.min(...boxes.map((box) => box.ymin)), Math.max(...boxes.map((box) => box.xmax)), Math.max(...boxes.map((box) => box.ymax))],
+    types: [...new Set(items.flatMap((row) => (row.geometryType ? [row.geometryType] : [])))],
+  };
+  // Written last: a part whose meta is there is whole.
+  await writeFile(files.meta, JSON.stringify(meta));
+}
+
+/** The parts as one relation: columns joined by name, nested fields by name too, rows in part order. */
+function readParts(paths: string[]): string {
+  return `read_parquet([${paths.map(quoteLiteral).join(', ')}], union_by_name = true)`;
+}
+
+async function removeOtherParts(dir: string, kept: PartFiles[]): Promise<void> {
+  const keep = new Set(kept.flatMap((files) => Object.values(files).map((path) => basename(path))));
+  for (const name of await readdir(dir)) if (!keep.has(name)) await rm(join(dir, name), { force: true });
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(() => true, () => false);
 }
 
 /** Every key of every row is read, so that the nested types are the union of what the rows hold. */
@@ -86,30 +145,28 @@ interface ItemRow {
   json: Record<string, unknown>;
 }
 
-/** The latest Item of every file as a stac-geoparquet row: properties lifted, the footprint as WKB in hex. */
-function listItemRows(context: RenderContext): ItemRow[] {
+/** The latest Item of every file of a collection as a stac-geoparquet row: properties lifted, the footprint as WKB in hex. */
+function listItemRows(context: RenderContext, collection: CollectionModel): ItemRow[] {
   const rows: ItemRow[] = [];
-  for (const collection of context.index.model.collections) {
-    for (const dataset of collection.datasets) {
-      for (const file of dataset.files) {
-        const { type: _type, stac_version, stac_extensions, id, geometry: _footprint, bbox, properties, links, assets, collection: collectionId } = renderStacItem(context, { collection, dataset, file }, undefined, 'static');
-        const geometry = bbox ? bboxGeometry(bbox) : null;
-        const box = bbox ? { xmin: bbox[0], ymin: bbox[1], xmax: bbox[2], ymax: bbox[3] } : null;
-        rows.push({
-          bbox: box,
-          geometryType: geometry?.type ?? null,
-          json: { stac_version, stac_extensions, id, geometry: geometry ? Buffer.from(encodeWkb(geometry)).toString('hex') : null, bbox: box, ...properties, ...withNulls(properties), links, assets, collection: collectionId },
-        });
-      }
+  for (const dataset of collection.datasets) {
+    for (const file of dataset.files) {
+      const { type: _type, stac_version, stac_extensions, id, geometry: _footprint, bbox, properties, links, assets, collection: collectionId } = renderStacItem(context, { collection, dataset, file }, undefined, 'static');
+      const geometry = bbox ? bboxGeometry(bbox) : null;
+      const box = bbox ? { xmin: bbox[0], ymin: bbox[1], xmax: bbox[2], ymax: bbox[3] } : null;
+      rows.push({
+        bbox: box,
+        geometryType: geometry?.type ?? null,
+        json: { stac_version, stac_extensions, id, geometry: geometry ? Buffer.from(encodeWkb(geometry)).toString('hex') : null, bbox: box, ...properties, ...withNulls(properties), links, assets, collection: collectionId },
+      });
     }
   }
   return rows;
 }
 
-/** One row per dataset: ids, names, tags, what the record says about the data, its box and where to read more. */
-function listDatasetRows(context: RenderContext): Record<string, unknown>[] {
+/** One row per dataset of a collection: ids, names, tags, what the record says about the data, its box and where to read more. */
+function listDatasetRows(context: RenderContext, collection: CollectionModel): Record<string, unknown>[] {
   const base = context.index.settings.baseUrl;
-  return context.index.model.collections.flatMap((collection) => collection.datasets.map((dataset) => {
+  return collection.datasets.map((dataset) => {
     const stac = renderStacCollection(context, collection, dataset, 'static');
     const hasBox = dataset.files.some((file) => file.formats.some((link) => link.sources.some((source) => source.metadata?.bounds)));
     const [xmin, ymin, xmax, ymax] = stac.extent.spatial.bbox[0]!;
@@ -134,5 +191,5 @@ function listDatasetRows(context: RenderContext): Record<string, unknown>[] {
       api_url: context.links.dataset(collection.slug, dataset.slug),
       stac_url: `${base}${stacStaticPath(collection, dataset)}`,
     };
-  }));
+  });
 }

@@ -27,8 +27,8 @@ export interface RenderTreeOptions {
   site?: SiteScopes;
   /** Leave out the static STAC tree (/stac): only the build benchmark does, to measure what the tree costs. */
   skipStac?: boolean;
-  /** Leave out the whole-catalog Parquet downloads (/downloads): only the build benchmark does, to measure what they cost. */
-  skipDownloads?: boolean;
+  /** Where the downloads keep each collection's rows between builds; absent, every row is rendered again. */
+  downloadsCacheDir?: string;
 }
 
 /** Files a scope adds beside its JSON documents, and work that can only finish asynchronously. */
@@ -166,7 +166,12 @@ export function renderTree(index: CatalogIndex, options: RenderTreeOptions): Ren
   });
   addScope('global', collectionHashes.join('\n'), listGlobalRoutes, withFiles(site?.global, () => [renderDcatFile(context), renderCatalogFeed(context)]), () => stacGlobalFiles(context));
   // Read from every dataset, written by DuckDB: a part of its own, so that the global documents need not wait for it.
-  if (!options.skipDownloads) addScope('downloads', collectionHashes.join('\n'), () => [], () => ({ files: [], later: () => renderCatalogDownloads(context) }));
+  // Each collection's rows are kept in the cache under the hash of its inputs and the code: an edit renders one.
+  const downloadParts = options.downloadsCacheDir === undefined ? undefined : {
+    dir: options.downloadsCacheDir,
+    keys: new Map(entries.map((entry, order) => [entry.collection.slug, sha256(`${options.fingerprint}\n${collectionHashes[order]}`)])),
+  };
+  addScope('downloads', collectionHashes.join('\n'), () => [], () => ({ files: [], later: () => renderCatalogDownloads(context, downloadParts) }));
   // Cheap, and read from the whole index: rendered at every build, so their hash never matches.
   const always = () => ({ files: [{ key: 'api/openapi/index.json', body: serializeJson(createCatalogOpenApiDocument(index.settings.baseUrl)), type: 'application/json' }, ...renderDiscoveryFiles(index)] });
   byPart.set(ALWAYS, [{ name: ALWAYS, hash: '', render: always }]);
