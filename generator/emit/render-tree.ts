@@ -36,6 +36,8 @@ export interface ScopeExtras {
   files: TreeFile[];
   /** Makes further files of the scope (pages, the search index); run by the caller before writing. */
   later?: () => Promise<TreeFile[]>;
+  /** `later` does its work off the main thread (DuckDB): it is started first and runs while the pages render. */
+  background?: boolean;
 }
 
 /** The web app's part of each scope. */
@@ -53,6 +55,7 @@ export interface SiteScopes {
 export interface PendingScope {
   scope: RenderedScope;
   run: () => Promise<TreeFile[]>;
+  background?: boolean;
 }
 
 /** A scope of a part that is written again: the hash of its inputs, and either its files kept whole or the keys rendered now. */
@@ -84,10 +87,13 @@ export interface RenderedTree {
 
 /** Runs the pending work of the scopes and adds its files to the tree and its keys to their scopes. */
 export async function finishTree(tree: RenderedTree): Promise<void> {
-  for (const { scope, run } of tree.pending) {
-    const made = await run();
+  const started = new Map(tree.pending.filter((pending) => pending.background).map((pending) => [pending, pending.run()]));
+  // Awaited below, in order; until then a failure must not count as unhandled.
+  for (const running of started.values()) running.catch(() => undefined);
+  for (const pending of tree.pending) {
+    const made = await (started.get(pending) ?? pending.run());
     tree.files.push(...made);
-    scope.keys.push(...made.map((file) => file.key));
+    pending.scope.keys.push(...made.map((file) => file.key));
   }
   tree.pending = [];
 }
@@ -124,7 +130,7 @@ export function renderTree(index: CatalogIndex, options: RenderTreeOptions): Ren
   interface Scope {
     name: string;
     hash: string;
-    render: () => { files: TreeFile[]; later?: () => Promise<TreeFile[]> };
+    render: () => { files: TreeFile[]; later?: () => Promise<TreeFile[]>; background?: boolean };
   }
   const byPart = new Map<string, Scope[]>();
   const addScope = (name: string, inputs: string, routes: () => ComputedRoute[], extras?: () => ScopeExtras, stacFiles?: () => TreeFile[]) => {
@@ -138,7 +144,7 @@ export function renderTree(index: CatalogIndex, options: RenderTreeOptions): Ren
       }
       const extra = extras?.();
       files.push(...(extra?.files ?? []), ...(stac && stacFiles ? stacFiles() : []));
-      return { files, later: extra?.later };
+      return { files, later: extra?.later, background: extra?.background };
     };
     const part = partOfScope(name);
     if (!byPart.has(part)) byPart.set(part, []);
@@ -171,7 +177,7 @@ export function renderTree(index: CatalogIndex, options: RenderTreeOptions): Ren
     dir: options.downloadsCacheDir,
     keys: new Map(entries.map((entry, order) => [entry.collection.slug, sha256(`${options.fingerprint}\n${collectionHashes[order]}`)])),
   };
-  addScope('downloads', collectionHashes.join('\n'), () => [], () => ({ files: [], later: () => renderCatalogDownloads(context, downloadParts) }));
+  addScope('downloads', collectionHashes.join('\n'), () => [], () => ({ files: [], later: () => renderCatalogDownloads(context, downloadParts), background: true }));
   // Cheap, and read from the whole index: rendered at every build, so their hash never matches.
   const always = () => ({ files: [{ key: 'api/openapi/index.json', body: serializeJson(createCatalogOpenApiDocument(index.settings.baseUrl)), type: 'application/json' }, ...renderDiscoveryFiles(index)] });
   byPart.set(ALWAYS, [{ name: ALWAYS, hash: '', render: always }]);
@@ -200,7 +206,7 @@ export function renderTree(index: CatalogIndex, options: RenderTreeOptions): Ren
       const made = scope.render();
       const rendered: RenderedScope = { hash: scope.hash, keys: made.files.map((file) => file.key) };
       files.push(...made.files);
-      if (made.later) pending.push({ scope: rendered, run: made.later });
+      if (made.later) pending.push({ scope: rendered, run: made.later, ...(made.background ? { background: true } : {}) });
       planned.set(scope.name, rendered);
     }
     parts.set(name, { inputs, scopes: planned, ...(before ? { previous: before, previousSha256: ref!.sha256 } : {}) });

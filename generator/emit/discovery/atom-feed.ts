@@ -41,26 +41,39 @@ export function renderCollectionFeed(context: RenderContext, collection: Collect
   return renderFeed({ id: `${base}${collectionPath(collection.slug)}`, title: `geoshelf: changes to ${collection.name}`, self: `${base}/${key}`, page: `${base}${collectionPath(collection.slug)}`, key }, listEntries(context, collection));
 }
 
+/** An entry before it is written: when it changed, and how to write it (only the latest are). */
+interface PendingEntry {
+  updated: string;
+  make: () => FeedEntry;
+}
+
 /** One entry per dataset (added, or updated since) and one per stored version of each file, with what changed in it. */
-function listEntries(context: RenderContext, collection: CollectionModel): FeedEntry[] {
+function listEntries(context: RenderContext, collection: CollectionModel): PendingEntry[] {
   const base = context.index.settings.baseUrl;
-  return collection.datasets.flatMap((dataset) => [describeDataset(base, collection, dataset), ...dataset.files.flatMap((file) => {
-    const page = `${base}${filePath(collection.slug, dataset.slug, file.slug)}`;
-    const changes = new Map(describeVersionChanges(file, context.index).map((change) => [change.version, change]));
-    const versions = new Map<string, { created: string; updated: string }>();
-    for (const source of file.formats.flatMap((link) => link.sources)) {
-      const seen = versions.get(source.version);
-      versions.set(source.version, { created: seen && seen.created < source.created_at ? seen.created : source.created_at, updated: seen && seen.updated > source.updated_at ? seen.updated : source.updated_at });
+  const entries: PendingEntry[] = [];
+  for (const dataset of collection.datasets) {
+    entries.push({ updated: dataset.updated_at, make: () => describeDataset(base, collection, dataset) });
+    for (const file of dataset.files) {
+      const versions = new Map<string, { created: string; updated: string }>();
+      for (const link of file.formats) {
+        for (const source of link.sources) {
+          const seen = versions.get(source.version);
+          versions.set(source.version, { created: seen && seen.created < source.created_at ? seen.created : source.created_at, updated: seen && seen.updated > source.updated_at ? seen.updated : source.updated_at });
+        }
+      }
+      for (const [version, times] of versions) {
+        entries.push({
+          updated: times.updated,
+          make: () => {
+            const page = `${base}${filePath(collection.slug, dataset.slug, file.slug)}`;
+            const change = describeVersionChanges(file, context.index).find((candidate) => candidate.version === version);
+            return { id: `${page}#version-${encodeURIComponent(version)}`, title: `${dataset.name}: ${file.name}, version ${version}`, link: page, published: times.created, updated: times.updated, summary: summarizeChanges(version, change) };
+          },
+        });
+      }
     }
-    return [...versions].map(([version, times]) => ({
-      id: `${page}#version-${encodeURIComponent(version)}`,
-      title: `${dataset.name}: ${file.name}, version ${version}`,
-      link: page,
-      published: times.created,
-      updated: times.updated,
-      summary: summarizeChanges(version, changes.get(version)),
-    }));
-  })]);
+  }
+  return entries;
 }
 
 function describeDataset(base: string, collection: CollectionModel, dataset: DatasetModel): FeedEntry {
@@ -91,8 +104,9 @@ function summarizeChanges(version: string, change: VersionChanges | undefined): 
   return `Version ${version} against ${change.previous}: ${parts.length > 0 ? parts.join('; ') : 'no change in columns, rows, bounds, validity or statistics'}.`;
 }
 
-function renderFeed(feed: { id: string; title: string; self: string; page: string; key: string }, all: FeedEntry[]): TreeFile {
-  const entries = all.sort((a, b) => (a.updated < b.updated ? 1 : a.updated > b.updated ? -1 : a.id < b.id ? -1 : 1)).slice(0, FEED_ENTRIES);
+/** A feed of the latest entries, newest first; entries changed at the same time keep the catalog's order. */
+function renderFeed(feed: { id: string; title: string; self: string; page: string; key: string }, all: PendingEntry[]): TreeFile {
+  const entries = all.sort((a, b) => (a.updated < b.updated ? 1 : a.updated > b.updated ? -1 : 0)).slice(0, FEED_ENTRIES).map((entry) => entry.make());
   const updated = entries[0]?.updated ?? '1970-01-01T00:00:00';
   const xml = [
     '<?xml version="1.0" encoding="utf-8"?>',

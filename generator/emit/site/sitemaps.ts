@@ -86,7 +86,7 @@ export function renderSitemapIndex(index: CatalogIndex): TreeFile {
   for (const collection of index.model.collections) {
     const urlCount = Math.max(1, Math.ceil(collection.datasets.length / DEFAULT_LIST_LIMIT)) + collection.datasets.reduce((sum, dataset) => sum + 1 + dataset.files.length, 0);
     if (urlCount <= SITEMAP_MAX_URLS) {
-      children.push({ key: makeCollectionSitemapKey(collection.slug), lastmod: findLatest([collection.updated_at, ...collection.datasets.flatMap(listDatasetTimestamps)]) });
+      children.push({ key: makeCollectionSitemapKey(collection.slug), lastmod: findLatest([findLatestInCollection(collection)]) });
     } else {
       children.push(...splitCollectionSitemaps(base, collection).map((child) => ({ key: child.key, lastmod: findLatest(child.urls.map((url) => url.lastmod)) })));
     }
@@ -112,8 +112,27 @@ const encoder = new TextEncoder();
 
 function listPagesUrls(index: CatalogIndex): SitemapUrl[] {
   const base = index.settings.baseUrl;
-  const everything = index.model.collections.flatMap((collection) => [collection.updated_at, ...collection.datasets.flatMap(listDatasetTimestamps)]);
+  const everything = index.model.collections.map(findLatestInCollection);
   return [makeUrl(base, SITE_PATHS.home, findLatest(everything)), makeUrl(base, SITE_PATHS.developers, undefined)];
+}
+
+/**
+ * The latest record time of a collection, its datasets, files, formats and versions, read without gathering them:
+ * the index and the pages child are rendered again at every edit, over every collection.
+ */
+function findLatestInCollection(collection: CollectionModel): string {
+  let latest = collection.updated_at;
+  for (const dataset of collection.datasets) {
+    if (dataset.updated_at > latest) latest = dataset.updated_at;
+    for (const file of dataset.files) {
+      if (file.updated_at > latest) latest = file.updated_at;
+      for (const link of file.formats) {
+        if (link.updated_at > latest) latest = link.updated_at;
+        for (const source of link.sources) if (source.updated_at > latest) latest = source.updated_at;
+      }
+    }
+  }
+  return latest;
 }
 
 /** A dataset page shows the dataset and its files. */
