@@ -50,6 +50,8 @@ export function createGeoMetadata(types: GeometryType[], bbox: BBox, crs?: objec
 export interface GeoParquetCopyOptions {
   /** Rows per row group; PARQUET_SETTINGS.rowGroupSize by default. */
   rowGroupSize?: number;
+  /** zstd's level; PARQUET_SETTINGS.compressionLevel by default. */
+  compressionLevel?: number;
   /** More file metadata beside `geo`, by key (stac-geoparquet's, for one). */
   metadata?: Record<string, string>;
 }
@@ -60,7 +62,8 @@ export interface GeoParquetCopyOptions {
  * @example `COPY (SELECT …) TO 'out.parquet' (${createGeoParquetCopyOptions(geo)})`
  */
 export function createGeoParquetCopyOptions(geo: GeoMetadata, options: GeoParquetCopyOptions = {}): string {
-  const { compression, compressionLevel } = PARQUET_SETTINGS;
+  const { compression } = PARQUET_SETTINGS;
+  const compressionLevel = options.compressionLevel ?? PARQUET_SETTINGS.compressionLevel;
   const rowGroupSize = options.rowGroupSize ?? PARQUET_SETTINGS.rowGroupSize;
   return `FORMAT parquet, COMPRESSION ${compression}, COMPRESSION_LEVEL ${compressionLevel}, ROW_GROUP_SIZE ${rowGroupSize}, ` +
     `GEOPARQUET_VERSION 'NONE', KV_METADATA {${Object.entries({ geo: JSON.stringify(geo), ...options.metadata }).map(([key, value]) => `${quoteLiteral(key)}: ${quoteLiteral(value)}`).join(', ')}}`;

@@ -25,6 +25,9 @@ export const PARQUET_TYPE = 'application/vnd.apache.parquet';
 /** The stac-geoparquet version the Items file follows, and its file metadata key. */
 const STAC_GEOPARQUET = { key: 'stac-geoparquet', version: '1.0.0' } as const;
 
+/** zstd's level for the downloads, written again at every edit: see BENCHMARKS.md, "Discovery and change outputs". */
+const DOWNLOAD_ZSTD_LEVEL = 3;
+
 /**
  * Where a build keeps each collection's rows as Parquet between builds, so that an edit renders its own collection's
  * rows again and DuckDB joins the parts (a columnar copy) instead of parsing every Item's JSON.
@@ -67,7 +70,7 @@ export async function renderCatalogDownloads(context: RenderContext, parts?: Dow
     const geo = createGeoMetadata([...new Set(metas.flatMap((meta) => meta.types))].sort(), extent);
     const itemsOut = join(scratch, 'stac-items.parquet');
     const datasetsOut = join(scratch, 'datasets.parquet');
-    await connection.run(`COPY (SELECT * FROM ${readParts(made.map((files) => files.items))}) TO ${quoteLiteral(itemsOut)} (${createGeoParquetCopyOptions(geo, { metadata: { [STAC_GEOPARQUET.key]: JSON.stringify({ version: STAC_GEOPARQUET.version }) } })})`);
+    await connection.run(`COPY (SELECT * FROM ${readParts(made.map((files) => files.items))}) TO ${quoteLiteral(itemsOut)} (${createGeoParquetCopyOptions(geo, { compressionLevel: DOWNLOAD_ZSTD_LEVEL, metadata: { [STAC_GEOPARQUET.key]: JSON.stringify({ version: STAC_GEOPARQUET.version }) } })})`);
     await connection.run(`COPY (SELECT * FROM ${readParts(made.map((files) => files.datasets))}) TO ${quoteLiteral(datasetsOut)} (FORMAT parquet, COMPRESSION zstd)`);
     return [
       { key: STAC_ITEMS_DOWNLOAD, body: await readFile(itemsOut), type: PARQUET_TYPE },
