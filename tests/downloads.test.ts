@@ -6,7 +6,7 @@ import { quoteLiteral } from '../core/sql.ts';
 import type { StacItem } from '../schemas/stac.ts';
 import { readModel } from '../runtime/model-file.ts';
 import { buildCatalog } from '../generator/build.ts';
-import { makeTestConfig } from './helpers/catalog.ts';
+import { makeTempCatalog, makeTestConfig, ROOT } from './helpers/catalog.ts';
 import { get, sampleConfig, sampleManifest, sampleServer } from './helpers/sample.ts';
 
 const server = sampleServer();
@@ -103,5 +103,21 @@ describe('the whole-catalog downloads', () => {
     const names = await rows(`SELECT name FROM read_parquet(${quoteLiteral(join(config.distDir, 'downloads/datasets.parquet'))})`);
     expect(names).toHaveLength(12);
     expect(names.map((row) => row.name)).toContain('Cities of a million people or more');
+  }, 120_000);
+
+  it('join parts whose collections have nothing in common: one with bounds, providers and CRS, one with none of them', async () => {
+    const file = (slug: string, source: string) => ['files:', `  - slug: ${slug}`, `    name: ${slug}`, '    formats:', `      - format: ${source}`, ''].join('\n');
+    const { config } = await makeTempCatalog({
+      'formats.yaml': await readFile(join(ROOT, 'catalog-data/formats.yaml'), 'utf8'),
+      'collections/maps.yaml': 'slug: maps\nname: Maps\nlicense: CC0-1.0\nproviders:\n  - name: Someone\n    roles: [producer]\n    url: https://someone.example.org\n',
+      'collections/services.yaml': 'slug: services\nname: Feature services\n',
+      'datasets/cities.yaml': `slug: cities\ncollection: maps\nname: Cities\n${file('cities', 'geoparquet\n        sources:\n          - version: 1\n            path: cities.parquet')}`,
+      'datasets/feed.yaml': `slug: feed\ncollection: services\nname: A feature service\n${file('feed', 'geojson\n        sources:\n          - version: 1\n            api: { url: "https://service.example.org/items" }')}`,
+    }, { 'cities.parquet': join(ROOT, 'catalog-data/data/geonames/megacities/3.1.0/megacities.parquet') });
+    await buildCatalog({ config });
+    const items = await rows(`SELECT collection, bbox, geometry IS NULL AS empty FROM read_parquet(${quoteLiteral(join(config.distDir, 'downloads/stac-items.parquet'))}) ORDER BY collection`);
+    expect(items.map((row) => [row.collection, row.empty])).toEqual([['maps.cities', false], ['services.feed', true]]);
+    const datasets = await rows(`SELECT slug, len(providers) AS providers, bbox FROM read_parquet(${quoteLiteral(join(config.distDir, 'downloads/datasets.parquet'))}) ORDER BY slug`);
+    expect(datasets.map((row) => [row.slug, Number(row.providers), row.bbox === null])).toEqual([['cities', 1, false], ['feed', 0, true]]);
   }, 120_000);
 });

@@ -94,7 +94,7 @@ async function writePart(connection: DuckDBConnection, context: RenderContext, c
   const items = listItemRows(context, collection);
   const itemsPath = join(scratch, 'items.ndjson');
   await writeFile(itemsPath, items.map((row) => JSON.stringify(row.json)).join('\n'));
-  await connection.run(`COPY (SELECT * REPLACE (st_geomfromwkb(from_hex(geometry)) AS geometry, ${castColumns({ ...ITEM_TYPES, datetime: 'TIMESTAMPTZ', created: 'TIMESTAMPTZ', updated: 'TIMESTAMPTZ' })}) FROM ${readNdjson(itemsPath)}) TO ${quoteLiteral(files.items)} (FORMAT parquet, GEOPARQUET_VERSION 'NONE')`);
+  await connection.run(`COPY (SELECT * REPLACE (st_geomfromwkb(from_hex(CAST(geometry AS VARCHAR))) AS geometry, ${castColumns({ ...ITEM_TYPES, datetime: 'TIMESTAMPTZ', created: 'TIMESTAMPTZ', updated: 'TIMESTAMPTZ' })}) FROM ${readNdjson(itemsPath)}) TO ${quoteLiteral(files.items)} (FORMAT parquet, GEOPARQUET_VERSION 'NONE')`);
   const datasetsPath = join(scratch, 'datasets.ndjson');
   await writeFile(datasetsPath, listDatasetRows(context, collection).map((row) => JSON.stringify(row)).join('\n'));
   await connection.run(`COPY (SELECT * REPLACE (${castColumns(DATASET_TYPES)}) FROM ${readNdjson(datasetsPath)}) TO ${quoteLiteral(files.datasets)} (FORMAT parquet)`);
@@ -133,9 +133,24 @@ function withNulls(properties: Record<string, unknown>): Record<string, unknown>
   return Object.fromEntries(OPTIONAL_PROPERTIES.map((name) => [name, properties[name] ?? null]));
 }
 
-/** The scalar columns whose type a catalog with only nulls in them would leave to DuckDB's guess (JSON). */
-const ITEM_TYPES = { description: 'VARCHAR', 'table:row_count': 'BIGINT', 'table:primary_geometry': 'VARCHAR', 'proj:code': 'VARCHAR' };
-const DATASET_TYPES = { description: 'VARCHAR', keywords: 'VARCHAR[]', license: 'VARCHAR', doi: 'VARCHAR', citation: 'VARCHAR', created_at: 'TIMESTAMP', updated_at: 'TIMESTAMP' };
+/**
+ * The assets without their null fields (`proj:code` of a file whose CRS is unknown). A field that is null in every
+ * row of a part would be typed JSON there and text in another part, and the parts would not join.
+ */
+function withoutNullFields(assets: Record<string, object>): Record<string, object> {
+  return Object.fromEntries(Object.entries(assets).map(([key, asset]) => [key, Object.fromEntries(Object.entries(asset).filter(([, value]) => value !== null))]));
+}
+
+/**
+ * The columns whose type a part with only nulls or empty lists in them would leave to DuckDB's guess (JSON), and
+ * the parts would then not join.
+ */
+const BBOX_TYPE = 'STRUCT(xmin DOUBLE, ymin DOUBLE, xmax DOUBLE, ymax DOUBLE)';
+const ITEM_TYPES = { stac_extensions: 'VARCHAR[]', bbox: BBOX_TYPE, description: 'VARCHAR', 'table:row_count': 'BIGINT', 'table:primary_geometry': 'VARCHAR', 'proj:code': 'VARCHAR' };
+const DATASET_TYPES = {
+  description: 'VARCHAR', tags: 'STRUCT("key" VARCHAR, "values" VARCHAR[])[]', keywords: 'VARCHAR[]', license: 'VARCHAR', doi: 'VARCHAR', citation: 'VARCHAR',
+  providers: 'STRUCT("name" VARCHAR, roles VARCHAR[], url VARCHAR)[]', files: 'VARCHAR[]', bbox: BBOX_TYPE, created_at: 'TIMESTAMP', updated_at: 'TIMESTAMP',
+};
 
 /** `* REPLACE` casts of columns to their types. */
 function castColumns(types: Record<string, string>): string {
@@ -159,7 +174,7 @@ function listItemRows(context: RenderContext, collection: CollectionModel): Item
       rows.push({
         bbox: box,
         geometryType: geometry?.type ?? null,
-        json: { stac_version, stac_extensions, id, geometry: geometry ? Buffer.from(encodeWkb(geometry)).toString('hex') : null, bbox: box, ...properties, ...withNulls(properties), links, assets, collection: collectionId },
+        json: { stac_version, stac_extensions, id, geometry: geometry ? Buffer.from(encodeWkb(geometry)).toString('hex') : null, bbox: box, ...properties, ...withNulls(properties), links, assets: withoutNullFields(assets), collection: collectionId },
       });
     }
   }
