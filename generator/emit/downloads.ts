@@ -1,8 +1,9 @@
 /**
  * The whole-catalog downloads: `/downloads/stac-items.parquet`, every latest Item as stac-geoparquet 1.0.0 (the
  * Items' properties lifted to columns, a WKB footprint with GeoParquet 1.1 metadata and a `bbox` covering, links and
- * assets as nested columns), and `/downloads/datasets.parquet`, one compact row per dataset. DuckDB writes both from
- * newline-delimited JSON, so the nested types are what the documents hold.
+ * assets as nested columns), and `/downloads/datasets.parquet`, one compact row per dataset. DuckDB writes each
+ * collection's rows from newline-delimited JSON into a part kept in the build cache (so the nested types are what the
+ * documents hold), then joins the parts into the two files.
  */
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
