@@ -74,6 +74,15 @@ export type Provider = z.infer<typeof ProviderSchema>;
 /** The time the data describes. */
 export type TemporalCoverage = z.infer<typeof TemporalCoverageSchema>;
 
+const ABOUT_FIELDS = ['license', 'providers', 'citation', 'doi', 'keywords', 'temporal_coverage'] as const satisfies readonly (keyof About)[];
+
+/** The about fields a record or model object gives, in the record schema's order, leaving out those it does not. */
+export function pickAbout(about: About): About {
+  const picked: About = {};
+  for (const field of ABOUT_FIELDS) if (about[field] !== undefined) Object.assign(picked, { [field]: about[field] });
+  return picked;
+}
+
 /** The URL of a DOI at its resolver. */
 export function doiUrl(doi: string): string {
   return `https://doi.org/${doi}`;

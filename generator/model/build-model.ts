@@ -3,7 +3,7 @@ import { compareVersionsNewestFirst } from '../../core/versions.ts';
 import { REMOTE_BACKENDS, RESERVED_COLLECTION_SLUGS, RESERVED_DATASET_SLUGS } from '../../core/constants.ts';
 import { didYouMean } from '../../core/suggest.ts';
 import { foldText } from '../../core/text.ts';
-import type { About } from '../../schemas/about.ts';
+import { pickAbout } from '../../schemas/about.ts';
 import type { DatasetRecord, FileRecord } from '../../schemas/records/dataset-record.ts';
 import type { BuildErrorCode, BuildIssue } from '../errors.ts';
 import { locateField, type Located, type ParsedRecords, type RecordOrigin } from '../parse/parse-records.ts';
@@ -155,17 +155,6 @@ export function buildModel(records: ParsedRecords, options: BuildModelOptions): 
   for (const collection of model.collections) collection.datasets = sortByNameThenId(collection.datasets);
   return { model, localFiles, remoteFiles, fileOrigins, issues };
 }
-
-/** The about fields a record gave, in one order, leaving out those it did not. */
-function pickAbout(record: About): About {
-  const about: About = {};
-  for (const field of ABOUT_FIELDS) {
-    if (record[field] !== undefined) Object.assign(about, { [field]: record[field] });
-  }
-  return about;
-}
-
-const ABOUT_FIELDS = ['license', 'providers', 'citation', 'doi', 'keywords', 'temporal_coverage'] as const satisfies readonly (keyof About)[];
 
 /** Sorts into listing order: folded name, then id, so the order is total and stable. Each name is folded once. */
 export function sortByNameThenId<T extends { name: string; id: number }>(items: T[]): T[] {

@@ -2,8 +2,9 @@ import { findFile, type CatalogIndex } from '../../catalog-index.ts';
 import type { CollectionModel, DatasetModel, FileModel } from '../../model.ts';
 import type { SchemaParams } from './resolve.ts';
 import { describeVersionChanges } from './version-changes.ts';
+import { pickAbout } from '../../../schemas/about.ts';
 import type { ColumnSchema } from '../../../schemas/column.ts';
-import { listVersions, pickSchemaSource, renderAbout, renderCollection, renderDatasetFields, renderFile, renderSource, summarizeMetadata, type RenderContext } from './resources.ts';
+import { listVersions, pickSchemaSource, renderCollection, renderDatasetFields, renderFile, renderSource, summarizeMetadata, type RenderContext } from './resources.ts';
 
 /** A dataset located by collection and dataset slug, or the reason it was not found. */
 export type DatasetLookup = { ok: true; collection: CollectionModel; dataset: DatasetModel } | { ok: false; detail: string };
@@ -29,7 +30,7 @@ export function renderDatasetDetail(collection: CollectionModel, dataset: Datase
     collection: renderCollection(collection, context),
     dataset: {
       ...renderDatasetFields(dataset, collection, context),
-      ...renderAbout(dataset),
+      ...pickAbout(dataset),
       files: dataset.files.map((file) => renderFile(file, dataset, collection, context, { includeUrls })),
     },
   };
@@ -45,7 +46,7 @@ export function renderDatasetById(collection: CollectionModel, dataset: DatasetM
     },
     dataset: {
       ...renderDatasetFields(dataset, collection, context),
-      ...renderAbout(dataset),
+      ...pickAbout(dataset),
       files: dataset.files.map((file) => renderFile(file, dataset, collection, context, { includeUrls: false })),
     },
   };
@@ -61,7 +62,7 @@ export function renderFileResponse(collection: CollectionModel, dataset: Dataset
       collection: context.links.collection(collection.slug),
     },
     collection: renderCollection(collection, context),
-    dataset: { ...renderDatasetFields(dataset, collection, context), ...renderAbout(dataset) },
+    dataset: { ...renderDatasetFields(dataset, collection, context), ...pickAbout(dataset) },
     file: renderFile(file, dataset, collection, context, { includeUrls: true }),
     version_changes: describeVersionChanges(file, context.index),
   };

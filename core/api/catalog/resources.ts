@@ -1,7 +1,7 @@
 import type { CatalogIndex } from '../../catalog-index.ts';
 import type { CollectionModel, DatasetModel, FileFormatModel, FileModel, SourceModel } from '../../model.ts';
 import type { Collection } from '../../../schemas/collection.ts';
-import type { About } from '../../../schemas/about.ts';
+import { pickAbout } from '../../../schemas/about.ts';
 import type { Dataset, DatasetListItem } from '../../../schemas/dataset.ts';
 import type { DatasetFile, DatasetFormat, FileSummary } from '../../../schemas/dataset-file.ts';
 import type { FileMetadata } from '../../../schemas/file-metadata.ts';
@@ -41,19 +41,7 @@ export function renderCollection(collection: CollectionModel, context: RenderCon
     created_at: collection.created_at,
     updated_at: collection.updated_at,
     links: { self: context.links.collection(collection.slug), tags: context.links.tags(collection.slug) },
-    ...renderAbout(collection),
-  };
-}
-
-/** What a record says about its data, in the order the record schema lists it; absent fields are left out. */
-export function renderAbout(about: About): About {
-  return {
-    ...(about.license ? { license: about.license } : {}),
-    ...(about.providers ? { providers: about.providers } : {}),
-    ...(about.citation ? { citation: about.citation } : {}),
-    ...(about.doi ? { doi: about.doi } : {}),
-    ...(about.keywords ? { keywords: about.keywords } : {}),
-    ...(about.temporal_coverage ? { temporal_coverage: about.temporal_coverage } : {}),
+    ...pickAbout(collection),
   };
 }
 
