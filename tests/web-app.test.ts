@@ -92,7 +92,8 @@ describe.skipIf(browserUnavailable)('the web app served by geoshelf', () => {
 
   it('reads well on a phone: nothing wider than the screen but scrollable tables', async () => {
     const phone = await browser.newPage({ viewport: { width: 375, height: 740 }, isMobile: true });
-    for (const path of ['/', '/collections/geonames/', FILE_PAGE]) {
+    // A dataset page with providers and a citation; the countries file has two versions, with what changed and a citation for each.
+    for (const path of ['/', '/collections/geonames/', FILE_PAGE, '/collections/geonames/datasets/cities/', '/collections/natural-earth/datasets/countries/files/countries-110m/']) {
       await phone.goto(`${site.origin}${path}`);
       expect(await phone.evaluate(() => document.documentElement.scrollWidth), path).toBeLessThanOrEqual(375);
     }
