@@ -5,12 +5,12 @@ import { createRenderContext } from '../core/api/catalog/answer.ts';
 import { describeVersionChanges } from '../core/api/catalog/version-changes.ts';
 import { describeCatalogJsonLd, describeDatasetJsonLd, serializeJsonLd } from '../core/site/json-ld.ts';
 import type { TreeFile } from '../core/static-files.ts';
-import { COMPRESS_MIN_BYTES } from '../core/constants.ts';
+import { CATALOG_FILES, COMPRESS_MIN_BYTES, PARQUET_TYPE } from '../core/constants.ts';
 import { buildCatalog, COMPRESSION } from '../generator/build.ts';
 import { compressBody, type CompressResult } from '../generator/emit/compress.ts';
 import { renderCatalogFeed, renderCollectionFeed } from '../generator/emit/discovery/atom-feed.ts';
 import { renderDcatCollectionFile, renderDcatFile } from '../generator/emit/discovery/dcat.ts';
-import { PARQUET_TYPE, renderCatalogDownloads, STAC_ITEMS_DOWNLOAD } from '../generator/emit/downloads.ts';
+import { renderCatalogDownloads } from '../generator/emit/downloads.ts';
 import { renderCollectionSitemaps, renderPagesSitemap, renderRobotsTxt, renderSitemapIndex } from '../generator/emit/site/sitemaps.ts';
 import { readManifest, type Manifest } from '../runtime/manifest.ts';
 import { readModel } from '../runtime/model-file.ts';
@@ -106,7 +106,7 @@ function reportDumpSize(bench: BenchContext, label: string, manifest: Manifest):
   const items = Object.entries(manifest.files).filter(([key, entry]) => key.startsWith('stac/') && entry.type === 'application/geo+json' && !key.includes('/versions/'));
   const json = items.reduce((sum, [, entry]) => sum + entry.bytes, 0);
   const jsonBrotli = items.reduce((sum, [, entry]) => sum + (entry.br ?? entry.bytes), 0);
-  const dump = manifest.files[STAC_ITEMS_DOWNLOAD]!.bytes;
+  const dump = manifest.files[CATALOG_FILES.stacItems]!.bytes;
   bench.report(`${label}: stac-geoparquet download per Item`, `${(dump / items.length).toFixed(0)} B`, `${(dump / 1e3).toFixed(1)} kB for ${items.length} Items`);
   bench.report(`${label}: STAC JSON per Item (whole / brotli sibling)`, `${(json / items.length).toFixed(0)} B / ${(jsonBrotli / items.length).toFixed(0)} B`, `the download is ${(json / dump).toFixed(1)}× smaller than the JSON Items, ${(jsonBrotli / dump).toFixed(1)}× smaller than their brotli siblings`);
 }

@@ -18,6 +18,17 @@ export const DEFAULT_COLUMN_LIMIT = 25;
 /** Largest allowed `column_limit` on the schema route. */
 export const MAX_COLUMN_LIMIT = 50;
 
+/** Keys of the catalog-wide files a harvester or a bulk user starts from: DCAT, the sitemap index, the downloads. */
+export const CATALOG_FILES = {
+  dcat: 'dcat.jsonld',
+  sitemap: 'sitemap.xml',
+  stacItems: 'downloads/stac-items.parquet',
+  datasets: 'downloads/datasets.parquet',
+} as const;
+
+/** The media type of Parquet (and GeoParquet) files. */
+export const PARQUET_TYPE = 'application/vnd.apache.parquet';
+
 /** Files of at least this many bytes get precompressed `.br` and `.gz` siblings (Parquet files never do). */
 export const COMPRESS_MIN_BYTES = 1024;
 

@@ -92,7 +92,8 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
 
   const settings = { baseUrl: config.baseUrl, storageBaseUrl: config.storageBaseUrl };
   // A full build makes the downloads' parts again, and keeps them for the builds after it.
-  if (options.full) await rm(join(config.cacheDir, 'downloads'), { recursive: true, force: true });
+  const downloadsCacheDir = join(config.cacheDir, 'downloads');
+  if (options.full) await rm(downloadsCacheDir, { recursive: true, force: true });
   const previousRoot = options.full ? undefined : await readManifestRoot(config.distDir);
   let serialized = serializeModel(settings, loaded.model, previousRoot && readModelRoot(config.distDir));
   const index = createCatalogIndex(loaded.model, settings);
@@ -110,7 +111,7 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
     skipStac: options.skipStac,
     datasetHashes: serialized.datasetHashes,
     site: pages.scopes,
-    downloadsCacheDir: join(config.cacheDir, 'downloads'),
+    downloadsCacheDir,
     ...(previous ? { previous } : {}),
   });
   let rendered: RenderedTree;

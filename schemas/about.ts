@@ -88,6 +88,11 @@ export function doiUrl(doi: string): string {
   return `https://doi.org/${doi}`;
 }
 
+/** A licence as a link title: its SPDX identifier, or "Terms of use" for a URL. */
+export function licenseTitle(license: string): string {
+  return isSpdxLicense(license) ? license : 'Terms of use';
+}
+
 /** The URL of a licence's terms: its SPDX page for an SPDX identifier. */
 export function licenseUrl(license: string): string {
   return isSpdxLicense(license) ? `https://spdx.org/licenses/${license}.html` : license;

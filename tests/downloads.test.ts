@@ -105,12 +105,13 @@ describe('the whole-catalog downloads', () => {
     expect(names.map((row) => row.name)).toContain('Cities of a million people or more');
   }, 120_000);
 
-  it('join parts whose collections have nothing in common: one with bounds, providers and CRS, one with none of them', async () => {
+  it('join parts whose collections have nothing in common: one with bounds, a CRS and a provider with a URL, one with none of them but a provider without one', async () => {
     const file = (slug: string, source: string) => ['files:', `  - slug: ${slug}`, `    name: ${slug}`, '    formats:', `      - format: ${source}`, ''].join('\n');
     const { config } = await makeTempCatalog({
       'formats.yaml': await readFile(join(ROOT, 'catalog-data/formats.yaml'), 'utf8'),
       'collections/maps.yaml': 'slug: maps\nname: Maps\nlicense: CC0-1.0\nproviders:\n  - name: Someone\n    roles: [producer]\n    url: https://someone.example.org\n',
-      'collections/services.yaml': 'slug: services\nname: Feature services\n',
+      // First by name: its provider has no URL, where the other's has one, and its file no bounds and no CRS.
+      'collections/services.yaml': 'slug: services\nname: Feature services\nproviders:\n  - name: A service\n    roles: [host]\n',
       'datasets/cities.yaml': `slug: cities\ncollection: maps\nname: Cities\n${file('cities', 'geoparquet\n        sources:\n          - version: 1\n            path: cities.parquet')}`,
       'datasets/feed.yaml': `slug: feed\ncollection: services\nname: A feature service\n${file('feed', 'geojson\n        sources:\n          - version: 1\n            api: { url: "https://service.example.org/items" }')}`,
     }, { 'cities.parquet': join(ROOT, 'catalog-data/data/geonames/megacities/3.1.0/megacities.parquet') });
@@ -118,6 +119,6 @@ describe('the whole-catalog downloads', () => {
     const items = await rows(`SELECT collection, bbox, geometry IS NULL AS empty FROM read_parquet(${quoteLiteral(join(config.distDir, 'downloads/stac-items.parquet'))}) ORDER BY collection`);
     expect(items.map((row) => [row.collection, row.empty])).toEqual([['maps.cities', false], ['services.feed', true]]);
     const datasets = await rows(`SELECT slug, len(providers) AS providers, bbox FROM read_parquet(${quoteLiteral(join(config.distDir, 'downloads/datasets.parquet'))}) ORDER BY slug`);
-    expect(datasets.map((row) => [row.slug, Number(row.providers), row.bbox === null])).toEqual([['cities', 1, false], ['feed', 0, true]]);
+    expect(datasets.map((row) => [row.slug, Number(row.providers), row.bbox === null])).toEqual([['cities', 1, false], ['feed', 1, true]]);
   }, 120_000);
 });

@@ -1,7 +1,7 @@
 import type { CatalogIndex } from '../catalog-index.ts';
 import type { CollectionModel, DatasetModel } from '../model.ts';
 import type { RenderContext } from '../api/catalog/resources.ts';
-import { renderStacCollection, renderStacItem } from '../api/stac/documents.ts';
+import { describeDatasetBox, renderStacCollection, renderStacItem } from '../api/stac/documents.ts';
 import { doiUrl, licenseUrl, type Provider, type TemporalCoverage } from '../../schemas/about.ts';
 import { collectionPath, datasetPath, filePath, SITE_PATHS } from './paths.ts';
 
@@ -25,8 +25,7 @@ export function describeDatasetJsonLd(context: RenderContext, collection: Collec
   const base = context.index.settings.baseUrl;
   const stac = renderStacCollection(context, collection, dataset, 'static');
   const items = dataset.files.map((file) => ({ file, item: renderStacItem(context, { collection, dataset, file }, undefined, 'static') }));
-  const [west, south, east, north] = stac.extent.spatial.bbox[0]!;
-  const hasBounds = items.some(({ item }) => item.bbox);
+  const box = describeDatasetBox(context.index, dataset);
   const url = `${base}${datasetPath(collection.slug, dataset.slug)}`;
   const versions = [...new Set(items.map(({ item }) => item.properties.version))];
   const variables = new Map<string, JsonLdNode>();
@@ -53,7 +52,7 @@ export function describeDatasetJsonLd(context: RenderContext, collection: Collec
     ...(publishers.length > 0 ? { publisher: describeProvider(publishers[0]!) } : {}),
     ...(dataset.citation ? { citation: dataset.citation } : {}),
     keywords: stac.keywords,
-    ...(hasBounds ? { spatialCoverage: { '@type': 'Place', geo: { '@type': 'GeoShape', box: `${south} ${west} ${north} ${east}` } } } : {}),
+    ...(box ? { spatialCoverage: { '@type': 'Place', geo: { '@type': 'GeoShape', box: `${box[1]} ${box[0]} ${box[3]} ${box[2]}` } } } : {}),
     ...(dataset.temporal_coverage ? { temporalCoverage: describeCoverage(dataset.temporal_coverage) } : {}),
     ...(variables.size > 0 ? { variableMeasured: [...variables.values()] } : {}),
     distribution: items.flatMap(({ file, item }) => Object.values(item.assets)

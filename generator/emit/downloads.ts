@@ -11,17 +11,13 @@ import { basename, join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { RenderContext } from '../../core/api/catalog/resources.ts';
 import type { CollectionModel } from '../../core/model.ts';
-import { bboxGeometry, renderStacCollection, renderStacItem, stacStaticPath } from '../../core/api/stac/documents.ts';
+import { bboxGeometry, describeDatasetBox, renderStacItem, stacStaticPath } from '../../core/api/stac/documents.ts';
 import { createGeoMetadata, createGeoParquetCopyOptions } from '../../core/geo/geoparquet.ts';
 import { encodeWkb, type BBox, type GeometryType } from '../../core/geo/wkb.ts';
 import { datasetPath } from '../../core/site/paths.ts';
 import { quoteIdentifier, quoteLiteral } from '../../core/sql.ts';
 import type { TreeFile } from '../../core/static-files.ts';
-
-/** Keys of the two downloads, and the media type of Parquet. */
-export const STAC_ITEMS_DOWNLOAD = 'downloads/stac-items.parquet';
-export const DATASETS_DOWNLOAD = 'downloads/datasets.parquet';
-export const PARQUET_TYPE = 'application/vnd.apache.parquet';
+import { CATALOG_FILES, PARQUET_TYPE } from '../../core/constants.ts';
 
 /** The stac-geoparquet version the Items file follows, and its file metadata key. */
 const STAC_GEOPARQUET = { key: 'stac-geoparquet', version: '1.0.0' } as const;
@@ -74,8 +70,8 @@ export async function renderCatalogDownloads(context: RenderContext, parts?: Dow
     await connection.run(`COPY (SELECT * FROM ${readParts(made.map((files) => files.items))}) TO ${quoteLiteral(itemsOut)} (${createGeoParquetCopyOptions(geo, { compressionLevel: DOWNLOAD_ZSTD_LEVEL, metadata: { [STAC_GEOPARQUET.key]: JSON.stringify({ version: STAC_GEOPARQUET.version }) } })})`);
     await connection.run(`COPY (SELECT * FROM ${readParts(made.map((files) => files.datasets))}) TO ${quoteLiteral(datasetsOut)} (FORMAT parquet, COMPRESSION zstd)`);
     return [
-      { key: STAC_ITEMS_DOWNLOAD, body: await readFile(itemsOut), type: PARQUET_TYPE },
-      { key: DATASETS_DOWNLOAD, body: await readFile(datasetsOut), type: PARQUET_TYPE },
+      { key: CATALOG_FILES.stacItems, body: await readFile(itemsOut), type: PARQUET_TYPE },
+      { key: CATALOG_FILES.datasets, body: await readFile(datasetsOut), type: PARQUET_TYPE },
     ];
   } finally {
     connection.closeSync();
@@ -186,9 +182,7 @@ function listItemRows(context: RenderContext, collection: CollectionModel): Item
 function listDatasetRows(context: RenderContext, collection: CollectionModel): Record<string, unknown>[] {
   const base = context.index.settings.baseUrl;
   return collection.datasets.map((dataset) => {
-    const stac = renderStacCollection(context, collection, dataset, 'static');
-    const hasBox = dataset.files.some((file) => file.formats.some((link) => link.sources.some((source) => source.metadata?.bounds)));
-    const [xmin, ymin, xmax, ymax] = stac.extent.spatial.bbox[0]!;
+    const box = describeDatasetBox(context.index, dataset);
     return {
       id: dataset.id,
       collection: collection.slug,
@@ -203,7 +197,7 @@ function listDatasetRows(context: RenderContext, collection: CollectionModel): R
       providers: (dataset.providers ?? []).map((provider) => ({ name: provider.name, roles: provider.roles ?? [], url: provider.url ?? null })),
       file_count: dataset.files.length,
       files: dataset.files.map((file) => file.slug),
-      bbox: hasBox ? { xmin, ymin, xmax, ymax } : null,
+      bbox: box ? { xmin: box[0], ymin: box[1], xmax: box[2], ymax: box[3] } : null,
       created_at: dataset.created_at,
       updated_at: dataset.updated_at,
       page_url: `${base}${datasetPath(collection.slug, dataset.slug)}`,

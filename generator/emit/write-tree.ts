@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { COMPRESS_MIN_BYTES, INTERNAL_DIR } from '../../core/constants.ts';
+import { COMPRESS_MIN_BYTES, INTERNAL_DIR, PARQUET_TYPE } from '../../core/constants.ts';
 import { partKey, serializePart, serializeRoot, type Manifest, type ManifestEntry, type ManifestPart, type ManifestRoot } from '../../runtime/manifest.ts';
 import type { RenderedTree } from './render-tree.ts';
 import type { TreeFile } from '../../core/static-files.ts';
@@ -141,7 +141,7 @@ function assembleParts(tree: TreeToWrite, entries: Map<string, ManifestEntry>, s
 }
 
 /** Parquet's own compression leaves nothing for brotli or gzip to take: such files get no siblings. */
-const PRECOMPRESSED_TYPES = new Set(['application/vnd.apache.parquet']);
+const PRECOMPRESSED_TYPES = new Set([PARQUET_TYPE]);
 
 /** Whether a file gets `.br` and `.gz` siblings: large enough, and not compressed already. */
 function hasSiblings(file: TreeFile): boolean {

@@ -1,4 +1,4 @@
-import { DEFAULT_COLUMN_LIMIT, DEFAULT_LIST_LIMIT, MAX_COLUMN_LIMIT } from '../../constants.ts';
+import { CATALOG_FILES, DEFAULT_COLUMN_LIMIT, DEFAULT_LIST_LIMIT, MAX_COLUMN_LIMIT } from '../../constants.ts';
 import type { ApiRoot } from '../../../schemas/discovery.ts';
 import type { RenderContext } from './resources.ts';
 
@@ -24,10 +24,10 @@ export function renderApiRoot(context: RenderContext): ApiRoot {
       collections: `${base}/api/collections`,
       stac: `${base}/stac`,
       stac_openapi: `${base}/stac/api/openapi`,
-      dcat: `${base}/dcat.jsonld`,
-      stac_items_parquet: `${base}/downloads/stac-items.parquet`,
-      datasets_parquet: `${base}/downloads/datasets.parquet`,
-      sitemap: `${base}/sitemap.xml`,
+      dcat: `${base}/${CATALOG_FILES.dcat}`,
+      stac_items_parquet: `${base}/${CATALOG_FILES.stacItems}`,
+      datasets_parquet: `${base}/${CATALOG_FILES.datasets}`,
+      sitemap: `${base}/${CATALOG_FILES.sitemap}`,
       example_collection_datasets: example ? context.links.collection(example.slug) : `${base}/api/collections`,
       create_query: `${base}/api/queries`,
       query_page: `${base}/api/queries/{query_id}/pages`,
@@ -46,7 +46,7 @@ export function renderApiRoot(context: RenderContext): ApiRoot {
       query_formats: 'Send Accept: application/vnd.apache.arrow.stream to POST /api/queries or …/pages for the page as an Arrow IPC stream (geometries as GeoArrow WKB; the page fields as X-Geoshelf-* headers). GET …/download.parquet, .geojson or .csv (the query_download template) answers the whole result as GeoParquet 1.1, GeoJSON or CSV, up to GEOSHELF_QUERY_DOWNLOAD_MAX_ROWS rows; the token goes in X-Service-Query-Token or ?token=.',
       stac: 'GET /stac is a static STAC 1.1 catalog: a Catalog per collection, a Collection per dataset, an Item per file with its assets, data dictionary (table extension) and versions. GET /stac/api is a STAC API 1.0 (item search with bbox, intersects, datetime, ids, collections, q and sortby); its OpenAPI document is the stac_openapi link.',
       features: 'GET /features/collections lists OGC API - Features collections, one per file with a GeoParquet source, id {collection}.{dataset}.{file}; GET /features/collections/{id}/items answers GeoJSON in CRS84 with limit, bbox, datetime and equality filters on the queryables, paged by next links. GDAL/QGIS read it as OAPIF.',
-      catalog_downloads: 'GET /downloads/stac-items.parquet is every latest STAC Item as stac-geoparquet 1.0 (GeoParquet 1.1, properties as columns); GET /downloads/datasets.parquet is one row per dataset with its ids, names, tags, licence, box and links. Read them with DuckDB, GDAL or pandas.',
+      catalog_downloads: `GET /${CATALOG_FILES.stacItems} is every latest STAC Item as stac-geoparquet 1.0 (GeoParquet 1.1, properties as columns); GET /${CATALOG_FILES.datasets} is one row per dataset with its ids, names, tags, licence, box and links. Read them with DuckDB, GDAL or pandas.`,
       mcp: 'POST /mcp speaks the Model Context Protocol (Streamable HTTP, stateless, JSON responses): read-only tools to list collections and tags, search datasets, read a dataset or a file with its data dictionary, run a query and page it, and resources for datasets and dictionaries. /.well-known/mcp/server-card.json lists the tools with their schemas.',
     },
   };

@@ -26,7 +26,7 @@ export function describeVersionChanges(file: FileModel, index: CatalogIndex): Ve
 }
 
 /** The changes from `before` (version `previous`) to `after` (version `version`). */
-export function compareVersions(version: string, previous: string, before: FileMetadata, after: FileMetadata): VersionChanges {
+function compareVersions(version: string, previous: string, before: FileMetadata, after: FileMetadata): VersionChanges {
   const oldColumns = new Map((before.columns ?? []).map((column) => [column.name, column]));
   const newColumns = new Map((after.columns ?? []).map((column) => [column.name, column]));
   const statistics: VersionChanges['statistics'] = [];

@@ -1,6 +1,6 @@
 import { createLinker } from '../catalog/links.ts';
 import { filePath, SITE_PATHS } from '../../site/paths.ts';
-import { isSpdxLicense, licenseUrl } from '../../../schemas/about.ts';
+import { licenseTitle, licenseUrl } from '../../../schemas/about.ts';
 import type {
   OgcCollection, OgcFeature, OgcFeatureCollection, OgcLink, OgcQueryables,
 } from '../../../schemas/ogc.ts';
@@ -71,7 +71,7 @@ export function renderCollection(baseUrl: string, layer: FeatureLayer): OgcColle
       link(`${baseUrl}${filePath(collection.slug, dataset.slug, file.slug)}`, 'alternate', OGC_TYPES.html, 'Web page of the file'),
       link(createLinker(baseUrl).file(collection.slug, dataset.slug, file.slug), 'describedby', OGC_TYPES.json, 'Catalog document of the file'),
       link(urls.queryables, 'http://www.opengis.net/def/rel/ogc/1.0/queryables', OGC_TYPES.schema, 'Queryables'),
-      ...(dataset.license ? [link(licenseUrl(dataset.license), 'license', OGC_TYPES.html, isSpdxLicense(dataset.license) ? dataset.license : 'Terms of use')] : []),
+      ...(dataset.license ? [link(licenseUrl(dataset.license), 'license', OGC_TYPES.html, licenseTitle(dataset.license))] : []),
     ],
     ...(bounds || interval ? {
       extent: {

@@ -1,7 +1,8 @@
 import type { CatalogIndex } from '../../catalog-index.ts';
 import type { CollectionModel, DatasetModel, FileModel, SourceModel } from '../../model.ts';
 import type { FormatType } from '../../../schemas/format.ts';
-import { doiUrl, isSpdxLicense, licenseUrl, type TemporalCoverage } from '../../../schemas/about.ts';
+import { CATALOG_FILES, PARQUET_TYPE } from '../../constants.ts';
+import { doiUrl, isSpdxLicense, licenseTitle, licenseUrl, type TemporalCoverage } from '../../../schemas/about.ts';
 import type { StacAsset, StacBbox, StacCatalog, StacCollection, StacGeometry, StacItem, StacLink } from '../../../schemas/stac.ts';
 import { listVersions, pickSchemaSource, type RenderContext } from '../catalog/resources.ts';
 import { collectionPath, datasetPath, filePath, SITE_PATHS } from '../../site/paths.ts';
@@ -48,7 +49,7 @@ const OTHER_LICENSE = 'other';
  * download-zip route (a shapefile with its sidecars, a file geodatabase folder) rather than as the stored file.
  */
 const ASSET_KINDS: Record<FormatType, { type: string; zip: boolean; roles: string[] }> = {
-  geoparquet: { type: 'application/vnd.apache.parquet', zip: false, roles: ['data'] },
+  geoparquet: { type: PARQUET_TYPE, zip: false, roles: ['data'] },
   geojson: { type: 'application/geo+json', zip: false, roles: ['data'] },
   geopackage: { type: 'application/geopackage+sqlite3', zip: false, roles: ['data'] },
   shapefile: { type: 'application/zip', zip: true, roles: ['data'] },
@@ -154,10 +155,7 @@ export function renderStacCollection(context: RenderContext, collection: Collect
   const { index } = context;
   const urls = stacUrls(index.settings.baseUrl, style);
   const self = urls.collection(collection, dataset);
-  const fileBoxes = dataset.files.flatMap((file) => {
-    const bbox = versionBounds(index, file, fileVersions(index, file)[0] ?? '');
-    return bbox ? [bbox] : [];
-  });
+  const fileBoxes = listFileBoxes(index, dataset);
   const times = dataset.files.flatMap((file) => fileSources(file).map((source) => utc(source.created_at))).sort();
   const interval: [string | null, string | null] = dataset.temporal_coverage ? coverageInterval(dataset.temporal_coverage) : [times[0] ?? null, times.at(-1) ?? null];
   const cited = dataset.doi !== undefined || dataset.citation !== undefined;
@@ -189,10 +187,27 @@ export function renderStacCollection(context: RenderContext, collection: Collect
       ...children,
       { rel: 'alternate', href: `${index.settings.baseUrl}${datasetPath(collection.slug, dataset.slug)}`, type: 'text/html', title: 'Web page of the dataset' },
       { rel: 'describedby', href: context.links.dataset(collection.slug, dataset.slug), type: STAC_JSON_TYPE, title: 'The dataset in the catalog API' },
-      ...(dataset.license ? [{ rel: 'license', href: licenseUrl(dataset.license), title: isSpdxLicense(dataset.license) ? dataset.license : 'Terms of use' }] : []),
+      ...(dataset.license ? [{ rel: 'license', href: licenseUrl(dataset.license), title: licenseTitle(dataset.license) }] : []),
       ...(dataset.doi ? [{ rel: 'cite-as', href: doiUrl(dataset.doi), title: `DOI ${dataset.doi}` }] : []),
     ],
   };
+}
+
+/** The bounds of the latest version of each file of a dataset that has some. */
+function listFileBoxes(index: CatalogIndex, dataset: DatasetModel): StacBbox[] {
+  return dataset.files.flatMap((file) => {
+    const bbox = versionBounds(index, file, fileVersions(index, file)[0] ?? '');
+    return bbox ? [bbox] : [];
+  });
+}
+
+/**
+ * The overall WGS84 box of a dataset, as its STAC Collection's extent gives it first (from -180 to 180 when it
+ * crosses the antimeridian); null when no file has bounds, where the extent says the whole world.
+ */
+export function describeDatasetBox(index: CatalogIndex, dataset: DatasetModel): StacBbox | null {
+  const boxes = listFileBoxes(index, dataset);
+  return boxes.length === 0 ? null : describeStacExtent(boxes)[0]!;
 }
 
 /** A temporal coverage as a STAC interval: RFC 3339 instants in UTC, open at the end while it is ongoing. */
@@ -216,7 +231,7 @@ export function renderStacRoot(context: RenderContext): StacCatalog {
       { rel: 'root', href: urls.root(), type: STAC_JSON_TYPE },
       ...index.model.collections.map((collection) => ({ rel: 'child', href: urls.collectionCatalog(collection), type: STAC_JSON_TYPE, title: collection.name })),
       { rel: 'alternate', href: `${index.settings.baseUrl}${SITE_PATHS.home}`, type: 'text/html', title: 'Web app' },
-      { rel: 'alternate', href: `${index.settings.baseUrl}/downloads/stac-items.parquet`, type: 'application/vnd.apache.parquet', title: 'Every latest Item in one stac-geoparquet file' },
+      { rel: 'alternate', href: `${index.settings.baseUrl}/${CATALOG_FILES.stacItems}`, type: PARQUET_TYPE, title: 'Every latest Item in one stac-geoparquet file' },
       { rel: 'describedby', href: context.links.root(), type: STAC_JSON_TYPE, title: 'The catalog API' },
     ],
   };

@@ -1,12 +1,13 @@
 import type { CollectionModel, DatasetModel } from '../../../core/model.ts';
 import type { RenderContext } from '../../../core/api/catalog/resources.ts';
-import { renderStacCollection, renderStacItem } from '../../../core/api/stac/documents.ts';
+import { describeDatasetBox, renderStacCollection, renderStacItem } from '../../../core/api/stac/documents.ts';
 import { collectionPath, datasetPath, filePath, SITE_PATHS } from '../../../core/site/paths.ts';
 import { serializeJson, type TreeFile } from '../../../core/static-files.ts';
+import { CATALOG_FILES } from '../../../core/constants.ts';
 import { doiUrl, licenseUrl, type Provider } from '../../../schemas/about.ts';
 
 /** Key of the catalog's DCAT document, and its media type. */
-export const DCAT_KEY = 'dcat.jsonld';
+export const DCAT_KEY = CATALOG_FILES.dcat;
 export const DCAT_TYPE = 'application/ld+json';
 
 /** Key of a collection's DCAT document: a catalog of its datasets. */
@@ -47,7 +48,7 @@ export function renderDcatFile(context: RenderContext): TreeFile {
     '@type': 'dcat:Catalog',
     'dct:title': 'geoshelf',
     'dct:description': 'A catalog of geospatial datasets: each with its files, their data dictionaries, previews, downloads and SQL, also published as STAC and OGC API - Features.',
-    'dct:publisher': { '@id': `${base}${SITE_PATHS.home}#publisher`, '@type': 'foaf:Agent', 'foaf:name': 'geoshelf' },
+    'dct:publisher': describeCatalogPublisher(base),
     'foaf:homepage': { '@id': `${base}${SITE_PATHS.home}` },
     'hydra:view': describePage(base, DCAT_KEY, context.index.model.collections[0], context.index.model.collections.at(-1)),
     'dcat:catalog': context.index.model.collections.map((collection) => ({
@@ -73,7 +74,7 @@ export function renderDcatCollectionFile(context: RenderContext, collection: Col
     '@type': 'dcat:Catalog',
     'dct:title': collection.name,
     'dct:description': collection.description ?? collection.name,
-    'dct:publisher': { '@id': `${base}${SITE_PATHS.home}#publisher`, '@type': 'foaf:Agent', 'foaf:name': 'geoshelf' },
+    'dct:publisher': describeCatalogPublisher(base),
     'dct:isPartOf': { '@id': catalogIri(base) },
     'hydra:view': describePage(base, dcatCollectionKey(collection.slug), next),
     'foaf:homepage': { '@id': `${base}${collectionPath(collection.slug)}` },
@@ -90,8 +91,7 @@ function describeDataset(context: RenderContext, collection: CollectionModel, da
   const base = context.index.settings.baseUrl;
   const stac = renderStacCollection(context, collection, dataset, 'static');
   const page = `${base}${datasetPath(collection.slug, dataset.slug)}`;
-  const hasBox = dataset.files.some((file) => file.formats.some((link) => link.sources.some((source) => source.metadata?.bounds)));
-  const [west, south, east, north] = stac.extent.spatial.bbox[0]!;
+  const box = describeDatasetBox(context.index, dataset);
   const producers = (dataset.providers ?? []).filter((provider) => provider.roles?.includes('producer'));
   const publisher = (dataset.providers ?? []).find((provider) => provider.roles?.some((role) => role === 'host' || role === 'licensor'));
   const distributions = dataset.files.flatMap((file) => {
@@ -123,7 +123,7 @@ function describeDataset(context: RenderContext, collection: CollectionModel, da
     ...(producers.length > 0 ? { 'dct:creator': producers.map(describeAgent) } : {}),
     ...(publisher ? { 'dct:publisher': describeAgent(publisher) } : {}),
     ...(dataset.citation ? { 'dct:bibliographicCitation': dataset.citation } : {}),
-    ...(hasBox ? { 'dct:spatial': { '@type': 'dct:Location', 'dcat:bbox': { '@value': boxPolygon(west, south, east, north), '@type': 'gsp:wktLiteral' } } } : {}),
+    ...(box ? { 'dct:spatial': { '@type': 'dct:Location', 'dcat:bbox': { '@value': boxPolygon(...box), '@type': 'gsp:wktLiteral' } } } : {}),
     ...(dataset.temporal_coverage ? {
       'dct:temporal': {
         '@type': 'dct:PeriodOfTime',
@@ -147,6 +147,11 @@ function describePage(base: string, key: string, next: CollectionModel | undefin
     ...(next ? { 'hydra:nextPage': { '@id': `${base}/${dcatCollectionKey(next.slug)}` } } : {}),
     ...(last ? { 'hydra:lastPage': { '@id': `${base}/${dcatCollectionKey(last.slug)}` } } : {}),
   };
+}
+
+/** Who publishes the catalog: the site itself, as geoshelf has no setting that names its operator. */
+function describeCatalogPublisher(base: string): Node {
+  return { '@id': `${base}${SITE_PATHS.home}#publisher`, '@type': 'foaf:Agent', 'foaf:name': 'geoshelf' };
 }
 
 function catalogIri(base: string): string {

@@ -3,7 +3,7 @@
  * worked example, and points at STAC, OGC API - Features and MCP. Agents read it first; the `geoshelf-catalog` skill
  * is the same text, and /.well-known/api-catalog names it as each API's `service-doc`.
  */
-import { API_VERSION } from '../../../core/constants.ts';
+import { API_VERSION, CATALOG_FILES } from '../../../core/constants.ts';
 import type { CatalogIndex } from '../../../core/catalog-index.ts';
 import { MCP_TOOLS } from '../../../core/api/mcp/tools.ts';
 import { renderDictionarySection, renderErrorCodesSection, renderFindDataSection, renderMapSection } from './guide-sections.ts';
@@ -79,9 +79,9 @@ catalog). ${base}/.well-known/mcp/server-card.json lists the tools with their in
 collection, each at \`${base}/dcat/{collection}.jsonld\` with its datasets and a \`dcat:Distribution\` per stored file;
 follow \`hydra:nextPage\` from the first to read them all.
 \`${base}/sitemap.xml\` is a sitemap index of every collection, dataset and file page; each dataset page carries
-schema.org \`Dataset\` JSON-LD. For bulk work, \`${base}/downloads/stac-items.parquet\` holds every latest STAC Item
-as stac-geoparquet 1.0 and \`${base}/downloads/datasets.parquet\` one row per dataset (ids, names, tags, licence, box,
-links): \`SELECT * FROM '${base}/downloads/datasets.parquet'\` in DuckDB. \`${base}/feed.atom\` (and
+schema.org \`Dataset\` JSON-LD. For bulk work, \`${base}/${CATALOG_FILES.stacItems}\` holds every latest STAC Item
+as stac-geoparquet 1.0 and \`${base}/${CATALOG_FILES.datasets}\` one row per dataset (ids, names, tags, licence, box,
+links): \`SELECT * FROM '${base}/${CATALOG_FILES.datasets}'\` in DuckDB. \`${base}/feed.atom\` (and
 \`${base}/collections/{collection}/feed.atom\`) is an Atom feed of the datasets and file versions added or updated; a
 file's \`/api\` document lists what each version changed as \`version_changes\`.
 

@@ -6,7 +6,7 @@
  * its own folder. A collection's children are rendered in its scope, so an edit rewrites its own and the index.
  */
 import type { CatalogIndex } from '../../../core/catalog-index.ts';
-import { DEFAULT_LIST_LIMIT } from '../../../core/constants.ts';
+import { CATALOG_FILES, DEFAULT_LIST_LIMIT } from '../../../core/constants.ts';
 import type { CollectionModel, DatasetModel, FileModel } from '../../../core/model.ts';
 import { collectionPath, datasetPath, filePath, SITE_PATHS } from '../../../core/site/paths.ts';
 import type { TreeFile } from '../../../core/static-files.ts';
@@ -20,7 +20,7 @@ export interface SitemapUrl {
 }
 
 /** A child sitemap before it is written: its key in the tree and its URLs. */
-export interface SitemapChild {
+interface SitemapChild {
   key: string;
   urls: SitemapUrl[];
 }
@@ -29,7 +29,7 @@ export interface SitemapChild {
 export const SITEMAP_MAX_URLS = 50_000;
 
 /** Key of the sitemap index. */
-export const SITEMAP_INDEX_KEY = 'sitemap.xml';
+export const SITEMAP_INDEX_KEY = CATALOG_FILES.sitemap;
 
 /** Key of the child sitemap of the pages outside collections. */
 export const PAGES_SITEMAP_KEY = 'sitemap-pages.xml';
@@ -43,7 +43,7 @@ export function makeCollectionSitemapKey(collectionSlug: string, part = 1): stri
 }
 
 /** Every page of a collection to index: its listing pages, then each dataset's page followed by its files' pages. */
-export function listCollectionUrls(baseUrl: string, collection: CollectionModel): SitemapUrl[] {
+function listCollectionUrls(baseUrl: string, collection: CollectionModel): SitemapUrl[] {
   const slug = collection.slug;
   const listed = findLatest([collection.updated_at, ...collection.datasets.map((dataset) => dataset.updated_at)]);
   const pageCount = Math.max(1, Math.ceil(collection.datasets.length / DEFAULT_LIST_LIMIT));
@@ -57,7 +57,7 @@ export function listCollectionUrls(baseUrl: string, collection: CollectionModel)
 }
 
 /** A collection's child sitemaps: its URLs, at most 50,000 to a child (always one child, the listing's first page). */
-export function splitCollectionSitemaps(baseUrl: string, collection: CollectionModel): SitemapChild[] {
+function splitCollectionSitemaps(baseUrl: string, collection: CollectionModel): SitemapChild[] {
   const urls = listCollectionUrls(baseUrl, collection);
   const children: SitemapChild[] = [];
   for (let start = 0; start < urls.length; start += SITEMAP_MAX_URLS) {
@@ -101,7 +101,7 @@ export function renderRobotsTxt(baseUrl: string): TreeFile {
 }
 
 /** Writes a record timestamp (UTC, no timezone: `2024-05-01T10:00:00`) as a W3C datetime: `2024-05-01T10:00:00Z`. */
-export function formatLastmod(timestamp: string): string {
+function formatLastmod(timestamp: string): string {
   return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/.test(timestamp) ? `${timestamp}Z` : timestamp;
 }
 
