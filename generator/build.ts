@@ -19,6 +19,7 @@ import { BuildError, type BuildIssue } from './errors.ts';
 import { readRecordFiles, type ListedFiles, type RecordFile, type RecordStats } from './load/read-records.ts';
 import { buildModel } from './model/build-model.ts';
 import { IdAllocator, readLedger, writeLedger } from './model/ledger.ts';
+import { listRemovals } from './model/removals.ts';
 import { parseRecords, type ParseCache } from './parse/parse-records.ts';
 import { digestInputs, readCurrentStamp, writeStamp } from './up-to-date.ts';
 
@@ -105,6 +106,7 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
     browserSqlLimitBytes: config.siteBrowserSqlMb * 1_000_000,
     log,
   });
+  const removals = listRemovals(loaded.ids.ledger);
   const render = (previous: RenderTreeOptions['previous']) => renderTree(index, {
     searchSliceTerms: config.searchSliceTerms,
     fingerprint: `${code}:${config.searchSliceTerms}:${pages.fingerprint}${options.skipStac ? ':no-stac' : ''}`,
@@ -112,6 +114,7 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
     datasetHashes: serialized.datasetHashes,
     site: pages.scopes,
     downloadsCacheDir,
+    removals,
     ...(previous ? { previous } : {}),
   });
   let rendered: RenderedTree;
@@ -143,10 +146,15 @@ export async function buildCatalog(options: BuildOptions): Promise<BuildResult> 
   await writeParseCache(config.cacheDir, code, loaded.parseCache);
   await writeRecordStats(config.cacheDir, loaded.records.takenAt, loaded.records.files);
   const { ids } = loaded;
-  if (ids.added.length > 0 && config.ledgerMode === 'update') {
+  if (ids.changed && config.ledgerMode === 'update') {
     const ledgerPath = join(config.catalogDir, 'ledger.json');
     await writeLedger(ledgerPath, ids.ledger);
-    log(`gave ${ids.added.length} new records their ids; commit ${relative(process.cwd(), ledgerPath)}`);
+    const changes = [
+      ids.added.length > 0 ? `gave ${ids.added.length} new records their ids` : '',
+      ids.removed.length > 0 ? `marked ${ids.removed.length} records removed` : '',
+      ids.returned.length > 0 ? `took back ${ids.returned.length} removed records` : '',
+    ].filter(Boolean);
+    log(`${changes.join(', ')}; commit ${relative(process.cwd(), ledgerPath)}`);
   }
   const documents = report.written.length + report.unchanged;
   const twins = loaded.twins;
@@ -188,8 +196,29 @@ export async function loadCatalogModel(options: BuildOptions, known: KnownInputs
   // The data of the records that resolved is read even when others did not: every problem comes out in one pass.
   const enrichment = await enrichSources(model, localFiles, fileOrigins, { dataDir: config.dataDir, cacheDir: config.cacheDir, remoteScan: config.remoteScan, log, ...(options.progress ? { progress: options.progress } : {}) }, remoteFiles);
   issues.push(...enrichment.issues);
+  // Only a catalog that resolved whole tells what was removed: a record that failed to parse is still there.
+  if (issues.length === 0) issues.push(...markRemovals(ids, config.ledgerMode));
   if (issues.length > 0) throw new BuildError(sortIssues(issues), enrichment.warnings);
   return { model, ids, warnings: enrichment.warnings, parseCache: parsed.cache, dataFilesRead: enrichment.filesRead, twins: enrichment.twins, remote: remoteFiles.length > 0, records: { takenAt, files } };
+}
+
+/**
+ * Stamps the ledger's keys that no record asked for as removed. A frozen ledger must already say so for every removal
+ * the feeds tell, as it must hold every id: otherwise a catalog built in CI would drop things without a trace.
+ */
+function markRemovals(ids: IdAllocator, mode: Config['ledgerMode']): BuildIssue[] {
+  if (mode === 'update') {
+    ids.markRemoved();
+    return [];
+  }
+  const told = new Set(listRemovals(ids.ledger).map((removal) => `${removal.kind}:${removal.key}`));
+  ids.markRemoved();
+  return listRemovals(ids.ledger).filter((removal) => !told.has(`${removal.kind}:${removal.key}`)).map((removal) => ({
+    code: 'LedgerFrozen',
+    source: 'ledger.json',
+    path: `ids.${removal.kind === 'version' ? 'source' : removal.kind}`,
+    message: `"${removal.key}" has no record any more, and the ledger does not say it was removed`,
+  }));
 }
 
 async function listDataFiles(dataDir: string): Promise<Set<string>> {

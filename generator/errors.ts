@@ -61,7 +61,7 @@ export const BUILD_ERRORS = {
     hint: 'Check the column name against the data (the schema route lists the real columns), or remove the description.',
   },
   LedgerFrozen: {
-    title: 'A record has no id in the ledger and the ledger is frozen',
+    title: 'The ledger is frozen, and a record is new, or gone without the ledger saying so',
     hint: 'Run the build once with GEOSHELF_LEDGER=update and commit catalog-data/ledger.json.',
   },
   LedgerInvalid: {

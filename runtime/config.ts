@@ -42,7 +42,7 @@ export const SETTINGS = {
   ledgerMode: {
     env: 'GEOSHELF_LEDGER',
     default: 'update',
-    help: '`update` gives new records the next free ids and writes the ledger; `frozen` fails the build instead (use it in CI so ids are always committed).',
+    help: '`update` gives new records the next free ids, stamps removed ones, and writes the ledger; `frozen` fails the build instead (use it in CI so ids and removals are always committed).',
   },
   searchSliceTerms: {
     env: 'GEOSHELF_SEARCH_SLICE_TERMS',

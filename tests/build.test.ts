@@ -10,7 +10,7 @@ import { runAtOnce } from '../core/slices.ts';
 import { createServer } from '../server/app.ts';
 import { BuildError } from '../generator/errors.ts';
 import { readLedger } from '../generator/model/ledger.ts';
-import { makeTestConfig, snapshotTree } from './helpers/catalog.ts';
+import { makeTempCatalog, makeTestConfig, ROOT, snapshotTree } from './helpers/catalog.ts';
 
 const LAND = 'datasets/natural-earth/land.yaml';
 
@@ -381,5 +381,29 @@ describe('the id ledger', () => {
     const messages = (error as BuildError).issues.map((issue) => `${issue.code}: ${issue.message}`);
     expect(messages).toContain('LedgerFrozen: "natural-earth/new-land" has no id yet');
     expect(messages.every((message) => message.startsWith('LedgerFrozen'))).toBe(true);
+  });
+
+  it('gives records named like the properties of every object ids of their own', async () => {
+    const { config } = await makeTempCatalog({
+      'formats.yaml': await readFile(join(ROOT, 'catalog-data/formats.yaml'), 'utf8'),
+      'collections/constructor.yaml': 'slug: constructor\nname: Constructor\n',
+      'datasets/to-string.yaml': 'slug: to-string\ncollection: constructor\nname: toString\nfiles:\n  - slug: value-of\n    name: valueOf\n    formats:\n      - format: geojson\n        sources:\n          - version: "1"\n            api: { url: "https://service.example.org/items" }\n',
+    });
+    const { model, ids } = await loadCatalogModel({ config });
+    const ours = model.collections.map((collection) => collection.id);
+    expect(ours.every(Number.isInteger)).toBe(true);
+    expect(new Set(ours).size).toBe(2);
+    expect(ids.ledger.ids.collection['constructor']).toEqual([expect.any(Number), expect.any(String)]);
+  });
+
+  it('refuses a removal time that is not a time, or a removal of a key it never gave an id', async () => {
+    const config = await makeTestConfig();
+    const path = join(config.catalogDir, 'ledger.json');
+    const ledger = JSON.parse(await readFile(path, 'utf8'));
+    for (const [removed, at] of [[{ dataset: { 'natural-earth/land': 'yesterday' } }, 'removed.dataset.natural-earth/land'], [{ file: { 'natural-earth/sea': '2026-11-29T00:00:00' } }, 'removed.file.natural-earth/sea']] as const) {
+      await writeFile(path, JSON.stringify({ ...ledger, removed }));
+      const error = await readLedger(path).catch((thrown: unknown) => thrown);
+      expect((error as BuildError).issues).toEqual([expect.objectContaining({ code: 'LedgerInvalid', path: at })]);
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { parseFeed } from '@rowanmanning/feed-parser';
@@ -7,6 +7,9 @@ import { parse as parseYaml } from 'yaml';
 import { createGeoMetadata, createGeoParquetCopyOptions } from '../core/geo/geoparquet.ts';
 import { quoteLiteral } from '../core/sql.ts';
 import { buildCatalog } from '../generator/build.ts';
+import { BuildError } from '../generator/errors.ts';
+import { createEmptyLedger, type LedgerKind } from '../generator/model/ledger.ts';
+import { listRemovals } from '../generator/model/removals.ts';
 import { readModel } from '../runtime/model-file.ts';
 import { createServer, type GeoshelfServer } from '../server/app.ts';
 import type { VersionChanges } from '../schemas/version-changes.ts';
@@ -101,5 +104,140 @@ describe('a new version of a file', () => {
     const citations = [...page.matchAll(/<pre><code>([\s\S]*?)<\/code><\/pre>/g)].map((match) => parseYaml(match[1]!.replaceAll('&quot;', '"').replaceAll('&amp;', '&')) as Record<string, unknown>);
     expect(citations.map((citation) => citation.version)).toEqual(['2', '1']);
     expect(citations[0]).toMatchObject({ 'cff-version': '1.2.0', type: 'dataset', title: 'Big cities: Cities', url: 'https://catalog.example.org/collections/maps/datasets/big-cities/files/cities/' });
+  });
+});
+
+describe('removals', () => {
+  const file = (slug: string, versions: string[]) => [
+    `  - slug: ${slug}`, `    name: ${slug}`, '    formats:', '      - format: geoparquet', '        sources:',
+    ...versions.map((version) => `          - version: "${version}"\n            path: ${slug}/${version}/cities.parquet`),
+  ].join('\n');
+  const dataset = (slug: string, collection: string, files: string[]) => [`slug: ${slug}`, `collection: ${collection}`, `name: ${slug}`, 'files:', ...files, ''].join('\n');
+  const at = (month: number) => new Date(Date.UTC(2026, month - 1, 1));
+  let config: Awaited<ReturnType<typeof makeTempCatalog>>['config'];
+  let server: GeoshelfServer;
+  let ledger: () => Promise<{ ids: Record<string, Record<string, unknown[]>>; removed: Record<string, Record<string, string>> }>;
+  const feed = async (path: string) => parseFeed(await (await get(server, path)).text());
+
+  beforeAll(async () => {
+    const made = await makeTempCatalog({
+      'formats.yaml': await readFile(join(ROOT, 'catalog-data/formats.yaml'), 'utf8'),
+      'collections/extra.yaml': 'slug: extra\nname: Extra\n',
+      'datasets/big-cities.yaml': dataset('big-cities', 'maps', [file('cities', ['2', '1']), file('towns', ['1'])]),
+      'datasets/small-cities.yaml': dataset('small-cities', 'maps', [file('cities', ['1'])]),
+      'datasets/extra-cities.yaml': dataset('extra-cities', 'extra', [file('cities', ['1'])]),
+    }, { 'cities/1/cities.parquet': MEGACITIES, 'cities/2/cities.parquet': MEGACITIES, 'towns/1/cities.parquet': MEGACITIES });
+    config = made.config;
+    ledger = async () => JSON.parse(await readFile(join(config.catalogDir, 'ledger.json'), 'utf8'));
+    await buildCatalog({ config, now: at(1) });
+    // A version, a file, a dataset and a collection with its dataset go.
+    await writeFile(join(config.catalogDir, 'datasets/big-cities.yaml'), dataset('big-cities', 'maps', [file('cities', ['2'])]));
+    await rm(join(config.catalogDir, 'datasets/small-cities.yaml'));
+    await rm(join(config.catalogDir, 'datasets/extra-cities.yaml'));
+    await rm(join(config.catalogDir, 'collections/extra.yaml'));
+    await buildCatalog({ config, now: at(2) });
+    server = createServer({ config, serveData: true });
+  }, 180_000);
+  afterAll(() => server?.close());
+
+  it('are recorded in the ledger with the time of the build that first missed them, and ids stay taken', async () => {
+    const { ids, removed } = await ledger();
+    expect(removed.collection).toEqual({ extra: '2026-02-01T00:00:00' });
+    expect(removed.dataset).toEqual({ 'maps/small-cities': '2026-02-01T00:00:00', 'extra/extra-cities': '2026-02-01T00:00:00' });
+    expect(Object.keys(removed.file!).sort()).toEqual(['extra/extra-cities/cities', 'maps/big-cities/towns', 'maps/small-cities/cities']);
+    // A version's every format: the GeoParquet file and its PMTiles twin.
+    expect(Object.keys(removed.source!).filter((key) => key.startsWith('maps/big-cities/cities/')).sort()).toEqual(['maps/big-cities/cities/geoparquet@1', 'maps/big-cities/cities/pmtiles@1']);
+    expect(ids.dataset!['maps/small-cities']).toEqual([expect.any(Number), '2026-01-01T00:00:00']);
+  });
+
+  it('are told by the feeds once each, linking the nearest page still there', async () => {
+    const catalog = await feed('/feed.atom');
+    const removed = catalog.items.filter((item) => item.title!.includes('removed'));
+    expect(removed.map((item) => item.title).sort()).toEqual([
+      'Collection extra removed',
+      'Dataset maps/small-cities removed',
+      'File maps/big-cities/towns removed',
+      'maps/big-cities/cities: version 1 removed',
+    ]);
+    // The newest changes come first: all four were removed after everything else was added.
+    expect(catalog.items.slice(0, 4)).toEqual(expect.arrayContaining(removed));
+    for (const item of removed) {
+      expect(item.updated!.toISOString()).toBe('2026-02-01T00:00:00.000Z');
+      expect((await get(server, new URL(item.url!).pathname)).status, item.url!).toBe(200);
+    }
+    const links = Object.fromEntries(removed.map((item) => [item.title, new URL(item.url!).pathname]));
+    expect(links).toEqual({
+      'Collection extra removed': '/',
+      'Dataset maps/small-cities removed': '/collections/maps/',
+      'File maps/big-cities/towns removed': '/collections/maps/datasets/big-cities/',
+      'maps/big-cities/cities: version 1 removed': '/collections/maps/datasets/big-cities/files/cities/',
+    });
+    expect(new Set(catalog.items.map((item) => item.id)).size).toBe(catalog.items.length);
+    const maps = await feed('/collections/maps/feed.atom');
+    expect(maps.items.filter((item) => item.title!.includes('removed')).map((item) => item.title).sort()).toEqual(removed.map((item) => item.title).filter((title) => !title!.startsWith('Collection')).sort());
+  });
+
+  it('fail a frozen build until the ledger says so, leaving the tree as it was', async () => {
+    const before = await readFile(join(config.distDir, 'feed.atom'));
+    // The file cities goes (a removal), and towns comes back (not one).
+    await writeFile(join(config.catalogDir, 'datasets/big-cities.yaml'), dataset('big-cities', 'maps', [file('towns', ['1'])]));
+    const error = await buildCatalog({ config: { ...config, ledgerMode: 'frozen' }, now: at(3) }).catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(BuildError);
+    expect((error as BuildError).issues).toContainEqual(expect.objectContaining({ code: 'LedgerFrozen', message: expect.stringContaining('"maps/big-cities/cities" has no record any more') }));
+    expect(await readFile(join(config.distDir, 'feed.atom'))).toEqual(before);
+    expect((await ledger()).removed.file!['maps/big-cities/cities']).toBeUndefined();
+    await writeFile(join(config.catalogDir, 'datasets/big-cities.yaml'), dataset('big-cities', 'maps', [file('cities', ['2'])]));
+  });
+
+  it('are taken back when the record returns', async () => {
+    await writeFile(join(config.catalogDir, 'datasets/small-cities.yaml'), dataset('small-cities', 'maps', [file('cities', ['1'])]));
+    const before = await ledger();
+    await buildCatalog({ config, now: at(4) });
+    const after = await ledger();
+    expect(after.ids.dataset!['maps/small-cities']).toEqual(before.ids.dataset!['maps/small-cities']);
+    expect(before.removed.dataset!['maps/small-cities']).toBe('2026-02-01T00:00:00');
+    expect(after.removed.dataset!['maps/small-cities']).toBeUndefined();
+    await server.reload();
+    const titles = (await feed('/feed.atom')).items.map((item) => item.title);
+    expect(titles).not.toContain('Dataset maps/small-cities removed');
+    expect(titles).toContain('Collection extra removed');
+  }, 120_000);
+});
+
+describe('the removals a ledger tells', () => {
+  // Each key: the time it was removed, or null while its record is there.
+  const ledger = (entries: Partial<Record<LedgerKind, Record<string, string | null>>>) => {
+    const made = createEmptyLedger();
+    for (const format of ['geoparquet', 'geojson', 'pmtiles']) made.ids.format[format] = [made.next.format++, t(1)];
+    for (const [kind, keys] of Object.entries(entries) as [LedgerKind, Record<string, string | null>][]) {
+      for (const [key, removed] of Object.entries(keys)) {
+        made.ids[kind][key] = [made.next[kind]++, t(1)];
+        if (removed) made.removed[kind][key] = removed;
+      }
+    }
+    return made;
+  };
+  const t = (day: number) => `2026-03-0${day}T00:00:00`;
+
+  it('tell a version once every format of it is gone, and not a format dropped alone', () => {
+    const removals = listRemovals(ledger({
+      file: { 'c/d/f': null },
+      source: {
+        'c/d/f/geoparquet@1': t(2), 'c/d/f/pmtiles@1': t(3),
+        'c/d/f/geoparquet@2': null, 'c/d/f/geojson@2': t(2),
+        'c/d/f/geoparquet@2/beta': t(4),
+      },
+    }));
+    expect(removals).toEqual([{ kind: 'version', key: 'c/d/f@1', removed_at: t(3) }, { kind: 'version', key: 'c/d/f@2/beta', removed_at: t(4) }]);
+  });
+
+  it('tell what went with its parent once, by the parent, and what went before it on its own', () => {
+    const removals = listRemovals(ledger({
+      collection: { c: t(3) },
+      dataset: { 'c/early': t(2), 'c/late': t(3) },
+      file: { 'c/early/f': t(2), 'c/late/f': t(3) },
+      source: { 'c/late/f/geoparquet@1': t(3) },
+    }));
+    expect(removals.map((removal) => `${removal.kind} ${removal.key} ${removal.removed_at}`)).toEqual([`dataset c/early ${t(2)}`, `collection c ${t(3)}`]);
   });
 });

@@ -9,6 +9,7 @@ import { fileKeyForRoute, type CatalogRoute } from '../../core/api/catalog/resol
 import { serializeJson, type TreeFile } from '../../core/static-files.ts';
 import { renderDiscoveryFiles } from './discovery-files.ts';
 import { renderCatalogFeed, renderCollectionFeed } from './discovery/atom-feed.ts';
+import { collectionOfRemoval, type Removal } from '../model/removals.ts';
 import { renderDcatCollectionFile, renderDcatFile } from './discovery/dcat.ts';
 import { renderCatalogDownloads } from './downloads.ts';
 import { listCollectionRoutes, listDatasetRoutes, listGlobalRoutes } from './list-routes.ts';
@@ -29,6 +30,8 @@ export interface RenderTreeOptions {
   skipStac?: boolean;
   /** Where the downloads keep each collection's rows between builds; absent, every row is rendered again. */
   downloadsCacheDir?: string;
+  /** What the ledger says left the catalog, for the feeds; none when absent. */
+  removals?: Removal[];
 }
 
 /** Files a scope adds beside its JSON documents, and work that can only finish asynchronously. */
@@ -157,20 +160,23 @@ export function renderTree(index: CatalogIndex, options: RenderTreeOptions): Ren
   }
   const collectionHashes: string[] = [];
   const entries = [...index.collections.values()];
+  const removals = options.removals ?? [];
+  const removalsOf = Map.groupBy(removals.filter((removal) => removal.kind !== 'collection'), collectionOfRemoval);
   entries.forEach((entry, order) => {
     const { datasets, ...header } = entry.collection;
     const headerJson = JSON.stringify(header);
     const datasetHashes = datasets.map((dataset) => options.datasetHashes.get(dataset.id) ?? sha256(JSON.stringify(dataset)));
     // The collection's DCAT page links the next collection's: which one it is belongs to its inputs.
     const next = entries[order + 1]?.collection;
-    const collectionInputs = `${headerJson}\n${options.searchSliceTerms}\nnext:${next?.slug ?? ''}\n${datasetHashes.join('\n')}`;
+    const removed = removalsOf.get(entry.collection.slug) ?? [];
+    const collectionInputs = `${headerJson}\n${options.searchSliceTerms}\nnext:${next?.slug ?? ''}\nremoved:${JSON.stringify(removed)}\n${datasetHashes.join('\n')}`;
     collectionHashes.push(sha256(collectionInputs));
-    addScope(`collection:${entry.collection.slug}`, collectionInputs, () => listCollectionRoutes(entry, options.searchSliceTerms), withFiles(site && (() => site.collection(entry)), () => [renderDcatCollectionFile(context, entry.collection, next), renderCollectionFeed(context, entry.collection)]), () => stacCollectionFiles(context, entry.collection));
+    addScope(`collection:${entry.collection.slug}`, collectionInputs, () => listCollectionRoutes(entry, options.searchSliceTerms), withFiles(site && (() => site.collection(entry)), () => [renderDcatCollectionFile(context, entry.collection, next), renderCollectionFeed(context, entry.collection, removed)]), () => stacCollectionFiles(context, entry.collection));
     datasets.forEach((dataset, position) => {
       addScope(`dataset:${dataset.id}`, `${headerJson}\n${datasetHashes[position]}`, () => listDatasetRoutes(entry.collection, dataset, index), site && (() => site.dataset(entry.collection, dataset)), () => stacDatasetFiles(context, entry.collection, dataset));
     });
   });
-  addScope('global', collectionHashes.join('\n'), listGlobalRoutes, withFiles(site?.global, () => [renderDcatFile(context), renderCatalogFeed(context)]), () => stacGlobalFiles(context));
+  addScope('global', `${collectionHashes.join('\n')}\nremoved:${sha256(JSON.stringify(removals))}`, listGlobalRoutes, withFiles(site?.global, () => [renderDcatFile(context), renderCatalogFeed(context, removals)]), () => stacGlobalFiles(context));
   // Read from every dataset, written by DuckDB: a part of its own, so that the global documents need not wait for it.
   // Each collection's rows are kept in the cache under the hash of its inputs and the code: an edit renders one.
   const downloadParts = options.downloadsCacheDir === undefined ? undefined : {

@@ -5,6 +5,7 @@ import { collectionPath, datasetPath, filePath, SITE_PATHS } from '../../../core
 import type { TreeFile } from '../../../core/static-files.ts';
 import type { VersionChanges } from '../../../schemas/version-changes.ts';
 import { escapeXml } from '../xml.ts';
+import type { Removal } from '../../model/removals.ts';
 
 /** Key of the catalog's feed, and of a collection's; the media type of both. */
 export const CATALOG_FEED_KEY = 'feed.atom';
@@ -27,18 +28,20 @@ interface FeedEntry {
   summary: string;
 }
 
-/** `/feed.atom`: the latest datasets and file versions added or updated in the whole catalog (Atom, RFC 4287). */
-export function renderCatalogFeed(context: RenderContext): TreeFile {
+/** `/feed.atom`: the latest datasets and file versions added, updated or removed in the whole catalog (Atom, RFC 4287). */
+export function renderCatalogFeed(context: RenderContext, removals: readonly Removal[] = []): TreeFile {
   const base = context.index.settings.baseUrl;
   const entries = context.index.model.collections.flatMap((collection) => listEntries(context, collection));
+  entries.push(...listRemovalEntries(context, removals));
   return renderFeed({ id: `${base}${SITE_PATHS.home}`, title: 'geoshelf: changes to the catalog', self: `${base}/${CATALOG_FEED_KEY}`, page: `${base}${SITE_PATHS.home}`, key: CATALOG_FEED_KEY }, entries);
 }
 
-/** A collection's feed: the latest datasets and file versions added or updated in it. */
-export function renderCollectionFeed(context: RenderContext, collection: CollectionModel): TreeFile {
+/** A collection's feed: the latest datasets and file versions added, updated or removed in it (`removals`: its own). */
+export function renderCollectionFeed(context: RenderContext, collection: CollectionModel, removals: readonly Removal[] = []): TreeFile {
   const base = context.index.settings.baseUrl;
   const key = collectionFeedKey(collection.slug);
-  return renderFeed({ id: `${base}${collectionPath(collection.slug)}`, title: `geoshelf: changes to ${collection.name}`, self: `${base}/${key}`, page: `${base}${collectionPath(collection.slug)}`, key }, listEntries(context, collection));
+  const entries = [...listEntries(context, collection), ...listRemovalEntries(context, removals)];
+  return renderFeed({ id: `${base}${collectionPath(collection.slug)}`, title: `geoshelf: changes to ${collection.name}`, self: `${base}/${key}`, page: `${base}${collectionPath(collection.slug)}`, key }, entries);
 }
 
 /** An entry before it is written: when it changed, and how to write it (only the latest are). */
@@ -74,6 +77,50 @@ function listEntries(context: RenderContext, collection: CollectionModel): Pendi
     }
   }
   return entries;
+}
+
+/**
+ * One entry per removal. Its page is gone, so the entry links to the nearest page still there, and its id is that of
+ * the removal, not of the page: a feed reader shows it as news, not as an edit of the entry that announced it.
+ */
+function listRemovalEntries(context: RenderContext, removals: readonly Removal[]): PendingEntry[] {
+  const base = context.index.settings.baseUrl;
+  const { index } = context;
+  return removals.map((removal) => ({
+    updated: removal.removed_at,
+    make: () => {
+      const [collection = '', dataset = '', file = ''] = removal.key.replace(/@.*$/s, '').split('/');
+      const pages = [
+        [SITE_PATHS.home, true],
+        [collectionPath(collection), index.collections.has(collection)],
+        [datasetPath(collection, dataset), index.collections.get(collection)?.datasetsBySlug.has(dataset) ?? false],
+        [filePath(collection, dataset, file), index.collections.get(collection)?.datasetsBySlug.get(dataset)?.files.some((candidate) => candidate.slug === file) ?? false],
+      ] as const;
+      // The page the removed thing had (a version's is its file's), and the nearest one up that is still there.
+      const own = { collection: 1, dataset: 2, file: 3, version: 3 }[removal.kind];
+      const nearest = pages.slice(0, own + 1).findLast(([, exists]) => exists)![0];
+      const { title, summary } = describeRemoval(removal);
+      const version = removal.kind === 'version' ? `version-${encodeURIComponent(removal.key.slice(removal.key.indexOf('@') + 1))}-` : '';
+      return { id: `${base}${pages[own]![0]}#${version}removed-${removal.removed_at}`, title, link: `${base}${nearest}`, published: removal.removed_at, updated: removal.removed_at, summary };
+    },
+  }));
+}
+
+function describeRemoval(removal: Removal): { title: string; summary: string } {
+  const parts = removal.key.split('/');
+  const kept = removal.id === undefined ? '' : ` Its id, ${removal.id}, is not given to anything else.`;
+  switch (removal.kind) {
+    case 'collection':
+      return { title: `Collection ${removal.key} removed`, summary: `The collection ${removal.key} and its datasets were removed from the catalog.${kept}` };
+    case 'dataset':
+      return { title: `Dataset ${removal.key} removed`, summary: `The dataset ${parts[1]} and its files were removed from the collection ${parts[0]}.${kept}` };
+    case 'file':
+      return { title: `File ${removal.key} removed`, summary: `The file ${parts[2]} and its versions were removed from the dataset ${parts[0]}/${parts[1]}.${kept}` };
+    case 'version': {
+      const at = removal.key.indexOf('@');
+      return { title: `${removal.key.slice(0, at)}: version ${removal.key.slice(at + 1)} removed`, summary: `Version ${removal.key.slice(at + 1)} of the file ${removal.key.slice(0, at)} was removed, in every format.` };
+    }
+  }
 }
 
 function describeDataset(base: string, collection: CollectionModel, dataset: DatasetModel): FeedEntry {
