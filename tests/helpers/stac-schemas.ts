@@ -25,8 +25,8 @@ export const STAC_CORE_SCHEMAS: Record<string, string> = {
 const PROJJSON_ID = 'https://proj.org/schemas/v0.7/projjson.schema.json';
 
 /**
- * The scientific extension (`sci:doi`, `sci:citation`), which the spec folder does not hold: a stand-in written
- * from the extension's README, under tests/fixtures at the path it is published at.
+ * The scientific extension (`sci:doi`, `sci:citation`), which the spec folder does not hold: its published v1.0.0
+ * schema, copied under tests/fixtures at the path it is published at.
  */
 export const SCIENTIFIC_SCHEMA = join(ROOT, 'tests', 'fixtures', 'stac-extensions', 'scientific', 'v1.0.0', 'schema.json');
 /** The URL the scientific extension's schema is published at. */
