@@ -53,6 +53,11 @@ export const QUERY_ERRORS = {
     message: (where: string, alias: string) => `${where}: alias "${cut(alias)}" is used twice; give each source its own alias.`,
     hint: 'Aliases are table names in the SQL and compare without case.',
   }),
+  invalid_filter: define({
+    status: 400,
+    message: (detail: string) => `The filter ${detail}.`,
+    hint: 'Give geometry literals as valid simple features in CRS84: closed rings that do not cross themselves.',
+  }),
   unknown_crs: define({
     status: 400,
     message: (crs: string) => `result_crs "${cut(crs, 40)}" is not a CRS this service knows; use EPSG:4326, EPSG:3857 or another EPSG code of a UTM zone or a common national grid.`,

@@ -5,7 +5,9 @@ import { quoteIdentifier, quoteLiteral } from '../core/sql.ts';
 import type { EqualityFilter, FeatureFilter } from '../core/api/ogc/items.ts';
 import { queryFailure } from './errors.ts';
 import type { FeaturesValue, QueryTask } from './protocol.ts';
-import { envelopeTest, isBboxCovering, type Envelope } from './result-shape.ts';
+import { nameSpatialFunction, registerSpatialTests } from './cql2-spatial.ts';
+import { compileCql2, type Cql2SqlContext } from './cql2-sql.ts';
+import { envelopeTest, isBboxCovering, toFileBox } from './result-shape.ts';
 import { createValueConverter, type JsonValue } from './values.ts';
 
 /**
@@ -51,13 +53,37 @@ export async function runFeatures(connection: DuckDBConnection, task: FeaturesTa
     const one = toFeatures(reader.getRows(), shape, crs, Infinity);
     return { featuresJson: Buffer.from(`[${one.texts.join(',')}]`), ids: one.ids, hasMore: false };
   }
-  const where = filterSql(read.filter, shape, crs);
+  const params: DuckDBValue[] = [];
+  const spatial: Cql2SqlContext['spatial'] = { name: nameSpatialFunction(), literals: [] };
+  const where = filterSql(read.filter, shape, crs, params, spatial);
+  const bound = params.length > 0 ? params : undefined;
+  const release = spatial.literals.length > 0 ? await registerSpatialTests(connection, spatial) : undefined;
+  try {
+    return await readPage(connection, { task, read, shape, crs, select, from, where, bound }, isInterrupted);
+  } finally {
+    release?.();
+  }
+}
+
+interface PageQuery {
+  task: FeaturesTask;
+  read: Extract<FeaturesTask['read'], { mode: 'page' }>;
+  shape: FileShape;
+  crs: string;
+  select: string;
+  from: string;
+  where: string[];
+  bound: DuckDBValue[] | undefined;
+}
+
+/** Reads a page of features, and counts them when asked. */
+async function readPage(connection: DuckDBConnection, { task, read, shape, crs, select, from, where, bound }: PageQuery, isInterrupted: () => boolean): Promise<FeaturesValue> {
   const cursor = read.before !== undefined ? `file_row_number < ${Math.trunc(read.before)}` : read.after !== undefined ? `file_row_number > ${Math.trunc(read.after)}` : null;
   const conditions = [...where, ...(cursor ? [cursor] : [])];
   const clause = conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : '';
   // A prev page is the `limit` rows nearest before the cursor: the only read here that needs an ORDER BY.
   const order = read.before !== undefined ? ' ORDER BY file_row_number DESC' : '';
-  const reader = await connection.streamAndReadUntil(`${select}${clause}${order} LIMIT ${read.limit + 1}`, read.limit + 1);
+  const reader = await connection.streamAndReadUntil(`${select}${clause}${order} LIMIT ${read.limit + 1}`, read.limit + 1, bound);
   if (isInterrupted()) throw queryFailure('query_timeout');
   const rows = reader.getRows().slice(0, read.limit + 1);
   const { texts, ids } = toFeatures(rows.slice(0, read.limit), shape, crs, task.settings.maxResponseBytes);
@@ -67,15 +93,18 @@ export async function runFeatures(connection: DuckDBConnection, task: FeaturesTa
   }
   const value: FeaturesValue = { featuresJson: Buffer.from(`[${texts.join(',')}]`), ids, hasMore: rows.length > read.limit || ids.length < Math.min(rows.length, read.limit) };
   if (read.count) {
-    const counted = await connection.runAndReadAll(`SELECT count(*) FROM ${from}${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}`);
+    const counted = await connection.runAndReadAll(`SELECT count(*) FROM ${from}${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}`, bound);
     value.matched = Number(counted.getRows()[0]?.[0] ?? 0);
   }
   if (isInterrupted()) throw queryFailure('query_timeout');
   return value;
 }
 
-/** The SQL conditions of a filter, every one of them to hold. */
-function filterSql(filter: FeatureFilter, shape: FileShape, crs: string): string[] {
+/**
+ * The SQL conditions of a filter, every one of them to hold; the values of a CQL2 filter's literals go on `params`,
+ * and its geometry literals on `spatial`, for the function its spatial tests call.
+ */
+function filterSql(filter: FeatureFilter, shape: FileShape, crs: string, params: DuckDBValue[], spatial: Cql2SqlContext['spatial']): string[] {
   const conditions: string[] = [];
   if (filter.boxes.length > 0) {
     if (!shape.geometry) return ['FALSE'];
@@ -85,14 +114,11 @@ function filterSql(filter: FeatureFilter, shape: FileShape, crs: string): string
   }
   if (filter.time) conditions.push(...timeSql(filter.time));
   for (const { column, type, value } of filter.equals) conditions.push(`${quoteIdentifier(column)} = ${literalOf(type, value)}`);
+  if (filter.cql) {
+    const context = { properties: new Map(filter.cql.properties), geometry: shape.geometry, hasBbox: shape.hasBbox, crs, spatial };
+    conditions.push(compileCql2(filter.cql.expression, context, params));
+  }
   return conditions;
-}
-
-/** A CRS84 box in the file's CRS: densified edges, and latitudes kept off the poles, where projections diverge. */
-function toFileBox(box: Envelope, crs: string): Envelope {
-  if (isLonLat(crs)) return box;
-  const [west, south, east, north] = box;
-  return reprojectBounds([west, Math.max(south, -89.9), east, Math.min(north, 89.9)], 'EPSG:4326', crs);
 }
 
 function timeSql(time: NonNullable<FeatureFilter['time']>): string[] {

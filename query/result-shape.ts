@@ -1,4 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { isLonLat, reprojectBounds } from '../core/geo/crs.ts';
 import { encodeWkb } from '../core/geo/wkb.ts';
 import { quoteIdentifier } from '../core/sql.ts';
 import { queryFailure } from './errors.ts';
@@ -87,6 +88,13 @@ export function envelopeTest(geometry: string, hasBbox: boolean, [west, south, e
 
 /** A box [west, south, east, north] in the coordinates of the data. */
 export type Envelope = [west: number, south: number, east: number, north: number];
+
+/** A CRS84 box in the file's CRS: densified edges, and latitudes kept off the poles, where projections diverge. */
+export function toFileBox(box: Envelope, crs: string): Envelope {
+  if (isLonLat(crs)) return box;
+  const [west, south, east, north] = box;
+  return reprojectBounds([west, Math.max(south, -89.9), east, Math.min(north, 89.9)], 'EPSG:4326', crs);
+}
 
 /** The geometry column as WKB: `st_asbinary` of a GEOMETRY, a WKB BLOB as it is. */
 export function wkbExpression(shape: ResultShape): string {

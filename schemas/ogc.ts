@@ -117,7 +117,7 @@ export const OgcQueryablesSchema = z
     $id: z.string().describe('URL of this document.'),
     type: z.literal('object'),
     title: z.string(),
-    properties: z.record(z.string(), z.looseObject({ type: z.string() })).describe('Each queryable column with its JSON type; `?name=value` filters on it.'),
+    properties: z.record(z.string(), z.looseObject({ type: z.string().optional(), format: z.string().optional() })).describe('Each column a filter may name: scalars with their JSON type (`?name=value` filters on them too), dates and timestamps as strings of format date or date-time, and the geometry as format geometry-any.'),
     additionalProperties: z.literal(false),
   })
   .meta({ id: 'OgcQueryables' });

@@ -10,11 +10,21 @@ import type { FeatureLayer } from './layers.ts';
 import { CRS84, DEFAULT_COLLECTIONS_LIMIT } from './params.ts';
 import { OGC_ROUTES, OGC_TYPES } from './routes.ts';
 
-/** The conformance classes served: Part 1 core, GeoJSON and the OpenAPI 3.0 definition (no HTML). */
+/**
+ * The conformance classes served: Part 1 core, GeoJSON and the OpenAPI 3.0 definition (no HTML); Part 3's filter on
+ * items with queryables; and the CQL2 classes the compiler covers. Not declared: array functions (no queryable holds
+ * an array) and custom functions (there are none beside CASEI and ACCENTI).
+ */
 export const CONFORMANCE_CLASSES = [
   'http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core',
   'http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson',
   'http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/oas30',
+  'http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/queryables',
+  'http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/filter',
+  'http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/features-filter',
+  ...['cql2-text', 'cql2-json', 'basic-cql2', 'advanced-comparison-operators', 'case-insensitive-comparison', 'accent-insensitive-comparison',
+    'basic-spatial-functions', 'basic-spatial-functions-plus', 'spatial-functions', 'temporal-functions', 'property-property', 'arithmetic']
+    .map((name) => `http://www.opengis.net/spec/cql2/1.0/conf/${name}`),
 ];
 
 const link = (href: string, rel: string, type: string, title?: string): OgcLink => ({ href, rel, type, ...(title ? { title } : {}) });
@@ -118,10 +128,14 @@ export function renderCollections(baseUrl: string, layers: readonly FeatureLayer
   return { links, collections, numberMatched: layers.length, numberReturned: collections.length };
 }
 
-/** The queryables: a JSON Schema of the columns `?name=value` filters on. */
+/** The queryables: a JSON Schema of the columns a filter names (Part 3); `?name=value` filters on the scalar ones. */
 export function renderQueryables(baseUrl: string, layer: FeatureLayer): OgcQueryables {
   const properties: OgcQueryables['properties'] = Object.create(null);
-  for (const { name, type } of layer.queryables.values()) properties[name] = { type, title: name };
+  for (const [name, type] of layer.filterables) {
+    properties[name] = type === 'geometry' ? { format: 'geometry-any', title: name }
+      : type === 'date' || type === 'timestamp' ? { type: 'string', format: type === 'date' ? 'date' : 'date-time', title: name }
+      : { type, title: name };
+  }
   return {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
     $id: collectionUrls(baseUrl, layer).queryables,

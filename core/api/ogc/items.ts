@@ -1,4 +1,7 @@
+import type { Cql2PropertyType } from '../../cql2/check.ts';
+import type { Cql2Expression } from '../../cql2/expression.ts';
 import type { ParseOutcome, QueryValues } from '../route-table.ts';
+import { readItemsFilter } from './filter.ts';
 import type { FeatureLayer, Queryable } from './layers.ts';
 import { DEFAULT_FEATURE_LIMIT, NEXT_PAGE_LIMIT } from './params.ts';
 import { OGC_ROUTES } from './routes.ts';
@@ -11,12 +14,14 @@ export interface EqualityFilter {
   value: string;
 }
 
-/** What selects features: boxes in CRS84 (any of them), a time interval on the time column, equalities. */
+/** What selects features: boxes in CRS84 (any of them), a time interval on the time column, equalities, a CQL2 filter. */
 export interface FeatureFilter {
   /** [west, south, east, north] in CRS84 with west ≤ east; two boxes for a request across the antimeridian. */
   boxes: [west: number, south: number, east: number, north: number][];
   time?: { column: string; type: 'date' | 'timestamp'; start: string | null; end: string | null };
   equals: EqualityFilter[];
+  /** A checked CQL2 filter (OGC API - Features Part 3), with the type of every property it may name. */
+  cql?: { expression: Cql2Expression; properties: [name: string, type: Cql2PropertyType][] };
 }
 
 /** Files with at most this many rows get `numberMatched` under filters: counting them scans few values. */
@@ -24,10 +29,11 @@ export const COUNT_MAX_ROWS = 250_000;
 
 type ItemsQuery = NonNullable<(typeof OGC_ROUTES.getFeatures)['query']>;
 
-/** A parsed items request: the declared parameters and the equality filters on queryables, sorted by column. */
+/** A parsed items request: the declared parameters, the equality filters on queryables sorted by column, the CQL2 filter. */
 export interface ItemsRequest {
   values: QueryValues<ItemsQuery>;
   equals: EqualityFilter[];
+  cql?: Cql2Expression;
 }
 
 const VALUE_SPELLING: Record<Queryable['type'], { test: RegExp; expected: string }> = {
@@ -60,13 +66,16 @@ export function parseItemsRequest(layer: FeatureLayer, params: URLSearchParams):
     equals.set(name, { column: name, type: queryable.type, value });
   }
   if (parsed.value.after !== undefined && parsed.value.before !== undefined) return { ok: false, name: 'before', detail: 'give after or before, not both' };
-  return { ok: true, value: { values: parsed.value, equals: [...equals.values()].sort((a, b) => (a.column < b.column ? -1 : 1)) } };
+  const { filter, 'filter-lang': lang = 'cql2-text' } = parsed.value;
+  const cql = filter === undefined ? undefined : readItemsFilter(layer, filter, lang);
+  if (cql && !cql.ok) return cql;
+  return { ok: true, value: { values: parsed.value, equals: [...equals.values()].sort((a, b) => (a.column < b.column ? -1 : 1)), ...(cql ? { cql: cql.value } : {}) } };
 }
 
 /** Whether a request filters rows (anything but paging). */
 export function isFiltered(request: ItemsRequest): boolean {
   const { bbox, datetime } = request.values;
-  return bbox !== undefined || datetime !== undefined || request.equals.length > 0;
+  return bbox !== undefined || datetime !== undefined || request.equals.length > 0 || request.cql !== undefined;
 }
 
 /**
@@ -81,6 +90,7 @@ export function toFeatureFilter(layer: FeatureLayer, request: ItemsRequest): Fea
   return {
     boxes,
     equals: request.equals,
+    ...(request.cql === undefined ? {} : { cql: { expression: request.cql, properties: [...layer.filterables] } }),
     ...(datetime && layer.timeColumn ? { time: { column: layer.timeColumn.name, type: layer.timeColumn.type, start: iso(datetime.start), end: iso(datetime.end) } } : {}),
   };
 }

@@ -3,6 +3,7 @@ import { REMOTE_BACKENDS } from '../../constants.ts';
 import { derivedKey } from '../../derived.ts';
 import type { CollectionModel, DatasetModel, FileModel, SourceModel, StorageLocationModel } from '../../model.ts';
 import type { ColumnSchema } from '../../../schemas/column.ts';
+import type { Cql2PropertyType } from '../../cql2/check.ts';
 
 /** A queryable column: equality filters on the items route. */
 export interface Queryable {
@@ -28,10 +29,12 @@ export interface FeatureLayer {
   timeColumn: { name: string; type: 'date' | 'timestamp'; interval: [string, string] | null } | null;
   /** Scalar columns usable as `?name=value` filters, in dictionary order, by name. */
   queryables: Map<string, Queryable>;
+  /** What a CQL2 filter may name: the queryables, the date and timestamp columns, and the geometry column. */
+  filterables: Map<string, Cql2PropertyType>;
 }
 
 /** Names the items route declares: a column of the same name cannot be a queryable. */
-const RESERVED = new Set(['limit', 'bbox', 'bbox-crs', 'datetime', 'after', 'before', 'f', 'file_row_number']);
+const RESERVED = new Set(['limit', 'bbox', 'bbox-crs', 'datetime', 'filter', 'filter-lang', 'filter-crs', 'after', 'before', 'f', 'file_row_number']);
 const JSON_TYPES: Record<string, Queryable['type']> = { integer: 'integer', float: 'number', string: 'string', boolean: 'boolean' };
 
 /** The id of a file's feature collection: `{collection}.{dataset}.{file}` slugs. */
@@ -57,9 +60,10 @@ export function listFeatureLayers(index: CatalogIndex): Map<string, FeatureLayer
         const id = featureLayerId(collection, dataset, file);
         const columns = source.metadata?.columns ?? [];
         const remote = remoteLocation(index, source);
+        const queryables = findQueryables(columns, source);
         layers.set(id, {
           id, collection, dataset, file, source, path: source.location.path, ...(remote ? { remote } : {}),
-          timeColumn: findTimeColumn(columns, source), queryables: findQueryables(columns, source),
+          timeColumn: findTimeColumn(columns, source), queryables, filterables: findFilterables(columns, source, queryables),
         });
       }
     }
@@ -106,6 +110,17 @@ function findTimeColumn(columns: ColumnSchema[], source: SourceModel): FeatureLa
   // The build read the column's first and last value, so listing collections never reads a file.
   const times = source.stored?.times.find((candidate) => candidate.column === column.name);
   return { name: column.name, type: column.type as 'date' | 'timestamp', interval: times ? [times.first, times.last] : null };
+}
+
+/** The queryables, then the date and timestamp columns, then the geometry column, as CQL2 property types. */
+function findFilterables(columns: ColumnSchema[], source: SourceModel, queryables: Map<string, Queryable>): Map<string, Cql2PropertyType> {
+  const filterables = new Map<string, Cql2PropertyType>([...queryables.values()].map(({ name, type }) => [name, type]));
+  for (const column of columns) {
+    if ((column.type === 'date' || column.type === 'timestamp') && !RESERVED.has(column.name)) filterables.set(column.name, column.type);
+  }
+  const geometry = source.stored?.geometry_column;
+  if (geometry) filterables.set(geometry, 'geometry');
+  return filterables;
 }
 
 function findQueryables(columns: ColumnSchema[], source: SourceModel): Map<string, Queryable> {

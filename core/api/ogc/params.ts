@@ -76,6 +76,29 @@ export const BeforeParam = z.int().min(1).describe('Cursor written by prev links
 /** `f`: the format; GeoJSON is the only one. */
 export const FormatParam = z.enum(['json', 'geojson']).describe('Format of the answer; GeoJSON always (json and geojson are accepted for clients that send them).');
 
+/** Longest `filter` accepted, in characters; the text and JSON parsers bound their work to it. */
+export const MAX_FILTER_LENGTH = 65_536;
+
+/** `filter`: a CQL2 expression (OGC API - Features Part 3), in the encoding `filter-lang` names. */
+export const FilterParam = z
+  .string()
+  .min(1)
+  .max(MAX_FILTER_LENGTH)
+  .describe('A CQL2 filter (OGC 21-065r2) on the queryables of the collection: comparisons, LIKE, BETWEEN, IN, IS NULL, AND/OR/NOT, CASEI/ACCENTI, arithmetic, spatial functions (S_INTERSECTS, S_WITHIN, S_CONTAINS…) on CRS84 geometry literals, and temporal functions (T_AFTER, T_DURING…) on dates and timestamps. Literals are bound as parameters; spatial functions first test the bbox covering. A bad filter answers 400 and says where.');
+
+/**
+ * `filter-lang`: the encoding of `filter`. `cql-text` is the name the drafts of Part 3 gave the text encoding, and
+ * the one GDAL 3.6's OAPIF driver looks for in this parameter's enum before it sends a layer's attribute filter to
+ * the server; it is read as cql2-text.
+ */
+export const FilterLangParam = z
+  .enum(['cql2-text', 'cql2-json', 'cql-text'])
+  .default('cql2-text')
+  .describe('The encoding of filter: cql2-text (when omitted) or cql2-json; cql-text, the drafts\' name that GDAL 3.6 sends, is read as cql2-text.');
+
+/** `filter-crs`: the CRS of the filter's geometry literals; CRS84 only. */
+export const FilterCrsParam = z.enum([CRS84]).describe('CRS of the geometry literals of filter: CRS84, the only one served.');
+
 /** `{collectionId}`: `{collection}.{dataset}.{file}` slugs. */
 export const CollectionIdParam = z
   .string()

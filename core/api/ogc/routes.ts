@@ -7,7 +7,7 @@ import { CONDITIONAL_HEADERS } from '../catalog/params.ts';
 import { defineRoute, type Route, type RouteResponse } from '../route-table.ts';
 import {
   AfterParam, BboxCrsParam, BboxParam, BeforeParam, CollectionIdParam, CollectionsLimitParam, CollectionsOffsetParam, DatetimeParam,
-  DEFAULT_COLLECTIONS_LIMIT, FeatureIdParam, FormatParam, LimitParam, NEXT_PAGE_LIMIT,
+  DEFAULT_COLLECTIONS_LIMIT, FeatureIdParam, FilterCrsParam, FilterLangParam, FilterParam, FormatParam, LimitParam, NEXT_PAGE_LIMIT,
 } from './params.ts';
 
 /** Media types of the /features surface. */
@@ -91,10 +91,11 @@ export const OGC_ROUTES = {
   }),
   getFeatures: defineRoute({
     id: 'getFeatures', method: 'GET', path: '/features/collections/{collectionId}/items', tag: FEATURES, summary: 'Features',
-    description: `One page of the features of a collection, filtered by bbox, datetime and queryables (\`?name=value\`, each a column the queryables route lists), in file order. next and prev links page by feature id, so a deep page costs what the first does; each next link asks for twice the features of its page, up to ${NEXT_PAGE_LIMIT} (a larger limit is kept), so a client that follows them from a small limit reads a collection in few requests. numberMatched is given when it is cheap: without filters, or when the file has at most 250,000 rows.`,
+    description: `One page of the features of a collection, filtered by bbox, datetime, queryables (\`?name=value\`, each a column the queryables route lists) and a CQL2 filter, in file order. next and prev links page by feature id, so a deep page costs what the first does; each next link asks for twice the features of its page, up to ${NEXT_PAGE_LIMIT} (a larger limit is kept), so a client that follows them from a small limit reads a collection in few requests. numberMatched is given when it is cheap: without filters, or when the file has at most 250,000 rows.`,
     pathParams: collectionPath,
     query: {
       limit: LimitParam, bbox: BboxParam, 'bbox-crs': BboxCrsParam, datetime: DatetimeParam,
+      filter: FilterParam, 'filter-lang': FilterLangParam, 'filter-crs': FilterCrsParam,
       after: AfterParam, before: BeforeParam, f: FormatParam,
     },
     headers: CONDITIONAL_HEADERS,
@@ -102,7 +103,7 @@ export const OGC_ROUTES = {
     responses: {
       ...NOT_MODIFIED,
       200: body(OGC_TYPES.geojson, OgcFeatureCollectionSchema, 'A page of features.'),
-      400: exception('A parameter is not valid, repeated, or neither declared nor a queryable; the description names it.'),
+      400: exception('A parameter is not valid, repeated, or neither declared nor a queryable, or the filter is not valid CQL2 or names what the collection does not have; the description names it, and where in the filter.'),
       ...NOT_FOUND, ...READ_FAILURES,
     },
   }),
