@@ -1,4 +1,5 @@
 import { Cql2Error, type Cql2Expression, type Cql2Operation } from './expression.ts';
+import { ARITHMETIC_OPS, COMPARISON_OPS, SPATIAL_OPS, TEMPORAL_OPS } from './read-json.ts';
 
 /** The type of a property a filter can name: a column of the file. */
 export type Cql2PropertyType = 'integer' | 'number' | 'string' | 'boolean' | 'date' | 'timestamp' | 'geometry';
@@ -6,14 +7,6 @@ export type Cql2PropertyType = 'integer' | 'number' | 'string' | 'boolean' | 'da
 /** What a value of an expression is, for the checks: `instant` is a date or a timestamp. */
 export type Cql2Kind = 'number' | 'string' | 'boolean' | 'instant' | 'interval' | 'geometry';
 
-/** The operators of a comparison, as the JSON encoding spells them. */
-export const COMPARISON_OPS = new Set(['=', '<>', '<', '<=', '>', '>=']);
-/** The spatial functions of CQL2 (all of "spatial-functions"). */
-export const SPATIAL_OPS = new Set(['s_intersects', 's_equals', 's_disjoint', 's_touches', 's_within', 's_overlaps', 's_crosses', 's_contains']);
-/** The temporal functions of CQL2 (all of "temporal-functions"), spelt as its JSON encoding spells them. */
-export const TEMPORAL_OPS = new Set(['t_after', 't_before', 't_contains', 't_disjoint', 't_during', 't_equals', 't_finishedBy', 't_finishes', 't_intersects', 't_meets', 't_metBy', 't_overlappedBy', 't_overlaps', 't_startedBy', 't_starts']);
-/** Arithmetic operators ("arithmetic"). */
-export const ARITHMETIC_OPS = new Set(['+', '-', '*', '/', '%', 'div', '^']);
 
 /** Most values an IN list may hold. */
 const MAX_IN_LIST = 1_000;

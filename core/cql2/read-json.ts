@@ -30,16 +30,20 @@ export interface Cql2OperatorRule {
   operands: Cql2OperandRule[];
 }
 
-const PREDICATE_OPS = ['and', 'or', 'not', '=', '<>', '<', '>', '<=', '>=', 'like', 'between', 'in', 'isNull'];
-const SPATIAL_OPS = ['s_intersects', 's_equals', 's_disjoint', 's_touches', 's_within', 's_overlaps', 's_crosses', 's_contains'];
-// Spelled as cql2.json spells them: five are camel case.
-const TEMPORAL_OPS = ['t_after', 't_before', 't_contains', 't_disjoint', 't_during', 't_equals', 't_finishedBy', 't_finishes', 't_intersects', 't_meets', 't_metBy', 't_overlappedBy', 't_overlaps', 't_startedBy', 't_starts'];
+/** The operators of a comparison, as the JSON encoding spells them. */
+export const COMPARISON_OPS: ReadonlySet<string> = new Set(['=', '<>', '<', '>', '<=', '>=']);
+const PREDICATE_OPS = ['and', 'or', 'not', ...COMPARISON_OPS, 'like', 'between', 'in', 'isNull'];
+/** The spatial functions of CQL2 (all of "spatial-functions"). */
+export const SPATIAL_OPS: ReadonlySet<string> = new Set(['s_intersects', 's_equals', 's_disjoint', 's_touches', 's_within', 's_overlaps', 's_crosses', 's_contains']);
+/** The temporal functions of CQL2 (all of "temporal-functions"), spelt as cql2.json spells them: five are camel case. */
+export const TEMPORAL_OPS: ReadonlySet<string> = new Set(['t_after', 't_before', 't_contains', 't_disjoint', 't_during', 't_equals', 't_finishedBy', 't_finishes', 't_intersects', 't_meets', 't_metBy', 't_overlappedBy', 't_overlaps', 't_startedBy', 't_starts']);
 const ARRAY_OPS = ['a_equals', 'a_contains', 'a_containedBy', 'a_overlaps'];
-const ARITHMETIC_OPS = ['+', '-', '*', '/', '%', 'div', '^'];
+/** Arithmetic operators ("arithmetic"). */
+export const ARITHMETIC_OPS: ReadonlySet<string> = new Set(['+', '-', '*', '/', '%', 'div', '^']);
 
 const CATEGORY_OF_OP = new Map<string, Cql2Category>([
   ...[...PREDICATE_OPS, ...SPATIAL_OPS, ...TEMPORAL_OPS, ...ARRAY_OPS].map((op) => [op, 'predicate'] as const),
-  ...ARITHMETIC_OPS.map((op) => [op, 'arithmetic'] as const),
+  ...[...ARITHMETIC_OPS].map((op) => [op, 'arithmetic'] as const),
   ['casei', 'character'],
   ['accenti', 'character'],
 ]);
@@ -90,10 +94,10 @@ export const CQL2_OPERATORS: ReadonlyMap<string, Cql2OperatorRule> = new Map([
   ['isNull', fixed(NOT_ARRAY)],
   ['casei', fixed(CHARACTER)],
   ['accenti', fixed(CHARACTER)],
-  ...SPATIAL_OPS.map((op) => [op, fixed(SPATIAL, SPATIAL)] as const),
-  ...TEMPORAL_OPS.map((op) => [op, fixed(TEMPORAL, TEMPORAL)] as const),
+  ...[...SPATIAL_OPS].map((op) => [op, fixed(SPATIAL, SPATIAL)] as const),
+  ...[...TEMPORAL_OPS].map((op) => [op, fixed(TEMPORAL, TEMPORAL)] as const),
   ...ARRAY_OPS.map((op) => [op, fixed(ARRAY, ARRAY)] as const),
-  ...ARITHMETIC_OPS.map((op) => [op, fixed(NUMERIC_OPERAND, NUMERIC_OPERAND)] as const),
+  ...[...ARITHMETIC_OPS].map((op) => [op, fixed(NUMERIC_OPERAND, NUMERIC_OPERAND)] as const),
 ]);
 
 const OPERATOR_BY_LOWER_CASE = new Map([...CQL2_OPERATORS.keys()].map((op) => [op.toLowerCase(), op]));
