@@ -132,7 +132,7 @@ export function createServer(options: AppOptions): GeoshelfServer {
     },
   }, mapProblem);
   registerQueryRoutes(app, queries, { tileMaxAge: config.queryTokenTtl, sendIdleTimeoutMs: config.sendIdleTimeoutMs });
-  registerFeatureRoutes(app, { queries, catalog: () => ({ index: snapshot.context.index, baseUrl: snapshot.store.manifest.settings.base_url, buildId: String(snapshot.loadedAt) }), cacheMaxAge: config.cacheMaxAge });
+  registerFeatureRoutes(app, { queries, catalog: () => ({ index: snapshot.context.index, baseUrl: snapshot.store.manifest.settings.base_url, buildId: String(snapshot.loadedAt) }), cacheMaxAge: config.cacheMaxAge, dataDir: config.dataDir });
   registerStacRoutes(app, () => snapshot, { cacheMaxAge: config.cacheMaxAge });
   registerMcpRoute(app, { snapshot: () => snapshot, queries }, { rate: config.mcpRate });
   // A catalog route answers the prebuilt file of its canonical URL, else its renderer's answer (core/api/catalog/answer.ts).

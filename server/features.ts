@@ -7,7 +7,10 @@ import { DEFAULT_COLLECTIONS_LIMIT, DEFAULT_FEATURE_LIMIT } from '../core/api/og
 import { createFeaturesOpenApiDocument } from '../core/api/ogc/openapi.ts';
 import { OGC_ROUTES, OGC_TYPES } from '../core/api/ogc/routes.ts';
 import { ogcFailure } from '../core/api/ogc-exception.ts';
+import { renderTileJson, renderTileMatrixSet, renderTileMatrixSets, renderTilesets, renderTileset, tileRange } from '../core/api/ogc/tiles.ts';
 import { serializeJson } from '../core/static-files.ts';
+import { CORS_HEADERS } from './headers.ts';
+import { createTileArchives } from './tile-archives.ts';
 import type { FeatureFile, QueryService } from '../query/service.ts';
 import { requestClientOf } from './client-address.ts';
 import { mapOgcError } from './errors.ts';
@@ -20,6 +23,8 @@ export interface FeatureRouteOptions {
   /** The catalog of the build being served, its `{base_url}`, and an id that changes with every build. */
   catalog: () => { index: CatalogIndex; baseUrl: string; buildId: string };
   cacheMaxAge: number;
+  /** The data folder, where the PMTiles twins that the tiles routes read are. */
+  dataDir: string;
 }
 
 type OgcRouteId = keyof typeof OGC_ROUTES;
@@ -51,7 +56,40 @@ export function registerFeatureRoutes(app: H3, options: FeatureRouteOptions): vo
     }
     return cached.bytes;
   };
+  const archives = createTileArchives(options.dataDir);
+  /** A layer's open twin: a 404 for a layer without one (its file is in object storage, or the build made none). */
+  const archiveOf = async (layer: FeatureLayer) => {
+    const archive = layer.tiles;
+    if (!archive) throw notFound(`Collection "${layer.id}" has no vector tiles: its file is not in the data folder, or the build made no PMTiles archive of it.`);
+    return archives(archive, catalog().buildId);
+  };
   const handlers: Record<OgcRouteId, RouteHandler> = {
+    getTileMatrixSets: async (event) => answer(event, renderTileMatrixSets(catalog().baseUrl)),
+    getTileMatrixSet: async (event) => answer(event, renderTileMatrixSet()),
+    getCollectionTilesets: async (event, path) => {
+      const layer = layerOf(path);
+      await archiveOf(layer);
+      return answer(event, renderTilesets(catalog().baseUrl, layer));
+    },
+    getCollectionTileset: async (event, path) => {
+      const layer = layerOf(path);
+      const { facts } = await archiveOf(layer);
+      const query = OGC_ROUTES.getCollectionTileset.parseQuery(event.url.searchParams);
+      if (!query.ok) throw ogcFailure(400, query.detail);
+      return answer(event, query.value.f === 'tilejson' ? renderTileJson(catalog().baseUrl, layer, facts) : renderTileset(catalog().baseUrl, layer, facts));
+    },
+    getCollectionTile: async (event, path) => {
+      const layer = layerOf(path);
+      const { reader, facts } = await archiveOf(layer);
+      const [z, row, col] = [Number(path.tileMatrix), Number(path.tileRow), Number(path.tileCol)];
+      const range = z >= facts.minZoom && z <= facts.maxZoom ? tileRange(facts.bounds, z) : undefined;
+      if (!range || row < range.minTileRow || row > range.maxTileRow || col < range.minTileCol || col > range.maxTileCol) {
+        throw notFound(`Tile ${z}/${row}/${col} is outside the tileset of "${layer.id}": zoom levels ${facts.minZoom}–${facts.maxZoom}${range ? `, rows ${range.minTileRow}–${range.maxTileRow} and columns ${range.minTileCol}–${range.maxTileCol} at this one` : ''}.`);
+      }
+      const tile = await reader.getZxy(z, col, row);
+      if (!tile) return new Response(null, { status: 204, headers: { ...CORS_HEADERS, 'cache-control': `public, max-age=${options.cacheMaxAge}` } });
+      return answerBytes(event, new Uint8Array(tile.data), OGC_TYPES.mvt);
+    },
     getFeaturesLanding: async (event) => answer(event, renderLandingPage(catalog().baseUrl)),
     getFeaturesConformance: async (event) => answer(event, renderConformance()),
     getFeaturesApi: async (event) => respondComputed(event.req, readApiDocument(), { type: OGC_TYPES.openapi, cacheMaxAge: options.cacheMaxAge }),
@@ -103,7 +141,8 @@ export function registerFeatureRoutes(app: H3, options: FeatureRouteOptions): vo
     routes: OGC_ROUTES,
     handlers,
     invalidPath: (path) => {
-      throw notFound(`No such ${path.name === 'featureId' ? 'feature' : 'collection'}: ${path.detail}.`);
+      const what = path.name === 'featureId' ? 'feature' : path.name === 'tileMatrixSetId' ? 'tile matrix set' : ['tileMatrix', 'tileRow', 'tileCol'].includes(path.name) ? 'tile' : 'collection';
+      throw notFound(`No such ${what}: ${path.detail}.`);
     },
     methodNotAllowed: () => {
       throw ogcFailure(405, 'The /features routes are read-only: GET and HEAD.', { allow: 'GET, HEAD, OPTIONS' });

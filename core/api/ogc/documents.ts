@@ -12,8 +12,9 @@ import { OGC_ROUTES, OGC_TYPES } from './routes.ts';
 
 /**
  * The conformance classes served: Part 1 core, GeoJSON and the OpenAPI 3.0 definition (no HTML); Part 3's filter on
- * items with queryables; and the CQL2 classes the compiler covers. Not declared: array functions (no queryable holds
- * an array) and custom functions (there are none beside CASEI and ACCENTI).
+ * items with queryables; the CQL2 classes the compiler covers; and OGC API - Tiles for the collections' vector tiles in
+ * the one tile matrix set, WebMercatorQuad. Not declared: array functions (no queryable holds an array) and custom
+ * functions (there are none beside CASEI and ACCENTI).
  */
 export const CONFORMANCE_CLASSES = [
   'http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core',
@@ -25,6 +26,9 @@ export const CONFORMANCE_CLASSES = [
   ...['cql2-text', 'cql2-json', 'basic-cql2', 'advanced-comparison-operators', 'case-insensitive-comparison', 'accent-insensitive-comparison',
     'basic-spatial-functions', 'basic-spatial-functions-plus', 'spatial-functions', 'temporal-functions', 'property-property', 'arithmetic']
     .map((name) => `http://www.opengis.net/spec/cql2/1.0/conf/${name}`),
+  ...['core', 'tileset', 'tilesets-list', 'geodata-tilesets', 'mvt', 'oas30'].map((name) => `http://www.opengis.net/spec/ogcapi-tiles-1/1.0/conf/${name}`),
+  'http://www.opengis.net/spec/tms/2.0/conf/tilematrixset',
+  'http://www.opengis.net/spec/tms/2.0/conf/json-tilematrixset',
 ];
 
 const link = (href: string, rel: string, type: string, title?: string): OgcLink => ({ href, rel, type, ...(title ? { title } : {}) });
@@ -41,6 +45,7 @@ export function renderLandingPage(baseUrl: string): z.infer<typeof OgcLandingPag
       link(url(SITE_PATHS.developers), 'service-doc', OGC_TYPES.html, 'Documentation for developers'),
       link(url(OGC_ROUTES.getFeaturesConformance.path), 'conformance', OGC_TYPES.json, 'Conformance classes'),
       link(url(OGC_ROUTES.getFeatureCollections.path), 'data', OGC_TYPES.json, 'Feature collections'),
+      link(url(OGC_ROUTES.getTileMatrixSets.path), 'http://www.opengis.net/def/rel/ogc/1.0/tiling-schemes', OGC_TYPES.json, 'Tile matrix sets of the vector tiles'),
     ],
   };
 }
@@ -81,6 +86,7 @@ export function renderCollection(baseUrl: string, layer: FeatureLayer): OgcColle
       link(`${baseUrl}${filePath(collection.slug, dataset.slug, file.slug)}`, 'alternate', OGC_TYPES.html, 'Web page of the file'),
       link(createLinker(baseUrl).file(collection.slug, dataset.slug, file.slug), 'describedby', OGC_TYPES.json, 'Catalog document of the file'),
       link(urls.queryables, 'http://www.opengis.net/def/rel/ogc/1.0/queryables', OGC_TYPES.schema, 'Queryables'),
+      ...(layer.tiles ? [link(`${baseUrl}${OGC_ROUTES.getCollectionTilesets.fillPath({ collectionId: layer.id })}`, 'http://www.opengis.net/def/rel/ogc/1.0/tilesets-vector', OGC_TYPES.json, 'Vector tiles')] : []),
       ...(dataset.license ? [link(licenseUrl(dataset.license), 'license', OGC_TYPES.html, licenseTitle(dataset.license))] : []),
     ],
     ...(bounds || interval ? {

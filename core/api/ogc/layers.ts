@@ -31,7 +31,17 @@ export interface FeatureLayer {
   queryables: Map<string, Queryable>;
   /** What a CQL2 filter may name: the queryables, the date and timestamp columns, and the geometry column. */
   filterables: Map<string, Cql2PropertyType>;
+  /** The PMTiles twin of its source in the data folder, which OGC API - Tiles serves; absent when there is none. */
+  tiles?: TileArchive;
 }
+
+/** The twin a layer's tiles come from: its newest GeoParquet source's PMTiles archive in the data folder. */
+export interface TileArchive {
+  /** Path of the archive inside the data folder. */
+  path: string;
+  version: string;
+}
+
 
 /** Names the items route declares: a column of the same name cannot be a queryable. */
 const RESERVED = new Set(['limit', 'bbox', 'bbox-crs', 'datetime', 'filter', 'filter-lang', 'filter-crs', 'after', 'before', 'f', 'file_row_number']);
@@ -61,9 +71,10 @@ export function listFeatureLayers(index: CatalogIndex): Map<string, FeatureLayer
         const columns = source.metadata?.columns ?? [];
         const remote = remoteLocation(index, source);
         const queryables = findQueryables(columns, source);
+        const tiles = remote ? undefined : findTileArchive(index, file, source.version);
         layers.set(id, {
           id, collection, dataset, file, source, path: source.location.path, ...(remote ? { remote } : {}),
-          timeColumn: findTimeColumn(columns, source), queryables, filterables: findFilterables(columns, source, queryables),
+          timeColumn: findTimeColumn(columns, source), queryables, filterables: findFilterables(columns, source, queryables), ...(tiles ? { tiles } : {}),
         });
       }
     }
@@ -102,6 +113,16 @@ function remoteLocation(index: CatalogIndex, source: SourceModel): StorageLocati
   if (source.storage_location_id === null || source.url?.startsWith(`${index.settings.storageBaseUrl}/`)) return undefined;
   const location = index.storageById.get(source.storage_location_id);
   return location && REMOTE_BACKENDS.has(location.backend_type) ? location : undefined;
+}
+
+/** The twin the build made of a file's version (`…/pmtiles@{version}` in the ledger), when it is stored as a file. */
+function findTileArchive(index: CatalogIndex, file: FileModel, version: string): TileArchive | undefined {
+  for (const link of file.formats) {
+    if (index.formatsById.get(link.format_id)?.format_type !== 'pmtiles') continue;
+    const twin = link.sources.find((source) => source.version === version);
+    if (twin?.location.type === 'file') return { path: twin.location.path, version };
+  }
+  return undefined;
 }
 
 function findTimeColumn(columns: ColumnSchema[], source: SourceModel): FeatureLayer['timeColumn'] {

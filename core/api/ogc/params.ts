@@ -99,6 +99,13 @@ export const FilterLangParam = z
 /** `filter-crs`: the CRS of the filter's geometry literals; CRS84 only. */
 export const FilterCrsParam = z.enum([CRS84]).describe('CRS of the geometry literals of filter: CRS84, the only one served.');
 
+/** `{tileMatrixSetId}`: the one tiling scheme served. */
+export const TileMatrixSetIdParam = z.enum(['WebMercatorQuad']).describe('The tile matrix set: WebMercatorQuad, the only one served.');
+/** `{tileMatrix}`, `{tileRow}`, `{tileCol}`: a zoom level and a tile's row and column in it, decimal. */
+export const TileIndexParam = z.int().min(0).max(2 ** 24).describe('A zoom level (tileMatrix), or a row or column of a tile at that level, from 0.');
+/** `f` of a tileset: its OGC document, or TileJSON 3.0 for MapLibre. */
+export const TilesetFormatParam = z.enum(['json', 'tilejson']).describe('json (the OGC tileset document, when omitted) or tilejson (TileJSON 3.0.0, which MapLibre reads as a vector source).');
+
 /** `{collectionId}`: `{collection}.{dataset}.{file}` slugs. */
 export const CollectionIdParam = z
   .string()

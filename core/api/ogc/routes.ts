@@ -8,6 +8,7 @@ import { defineRoute, type Route, type RouteResponse } from '../route-table.ts';
 import {
   AfterParam, BboxCrsParam, BboxParam, BeforeParam, CollectionIdParam, CollectionsLimitParam, CollectionsOffsetParam, DatetimeParam,
   DEFAULT_COLLECTIONS_LIMIT, FeatureIdParam, FilterCrsParam, FilterLangParam, FilterParam, FormatParam, LimitParam, NEXT_PAGE_LIMIT,
+  TileIndexParam, TileMatrixSetIdParam, TilesetFormatParam,
 } from './params.ts';
 
 /** Media types of the /features surface. */
@@ -16,12 +17,17 @@ export const OGC_TYPES = {
   geojson: 'application/geo+json',
   schema: 'application/schema+json',
   openapi: 'application/vnd.oai.openapi+json;version=3.0',
+  mvt: 'application/vnd.mapbox-vector-tile',
   html: 'text/html',
 } as const;
 
 const FEATURES = 'features';
-/** The one tag of the /features operations. */
-export const FEATURES_TAGS = [{ name: FEATURES, description: 'OGC API - Features Part 1: the GeoParquet files of the catalog as feature collections.' }];
+const TILES = 'tiles';
+/** The tags of the /features operations: features, and the vector tiles of OGC API - Tiles. */
+export const FEATURES_TAGS = [
+  { name: FEATURES, description: 'OGC API - Features Parts 1 and 3: the GeoParquet files of the catalog as feature collections, filtered with CQL2.' },
+  { name: TILES, description: 'OGC API - Tiles: each collection\'s vector tiles in WebMercatorQuad, from the PMTiles archive of its GeoParquet file.' },
+];
 
 const body = (type: string, schema: z.ZodType, description: string): RouteResponse => ({ description, contentType: type, schema });
 const exception = (description: string): RouteResponse => body(OGC_TYPES.json, OgcExceptionSchema, description);
@@ -84,7 +90,7 @@ export const OGC_ROUTES = {
   }),
   getFeatureQueryables: defineRoute({
     id: 'getFeatureQueryables', method: 'GET', path: '/features/collections/{collectionId}/queryables', tag: FEATURES, summary: 'Queryables',
-    description: 'A JSON Schema of the scalar columns that the items route filters on by equality (`?name=value`).',
+    description: 'A JSON Schema of the columns a CQL2 filter names: the scalar ones (which `?name=value` filters on too), the dates and timestamps, and the geometry.',
     pathParams: collectionPath,
     headers: CONDITIONAL_HEADERS,
     responses: { ...NOT_MODIFIED, 200: body(OGC_TYPES.schema, OgcQueryablesSchema, 'The queryables.'), ...NOT_FOUND, ...FAILURES },
@@ -105,6 +111,54 @@ export const OGC_ROUTES = {
       200: body(OGC_TYPES.geojson, OgcFeatureCollectionSchema, 'A page of features.'),
       400: exception('A parameter is not valid, repeated, or neither declared nor a queryable, or the filter is not valid CQL2 or names what the collection does not have; the description names it, and where in the filter.'),
       ...NOT_FOUND, ...READ_FAILURES,
+    },
+  }),
+  getTileMatrixSets: defineRoute({
+    id: 'getTileMatrixSets', method: 'GET', path: '/features/tileMatrixSets', tag: TILES, summary: 'Tile matrix sets',
+    description: 'The tiling schemes of the vector tiles: WebMercatorQuad only.',
+    headers: CONDITIONAL_HEADERS,
+    responses: { ...NOT_MODIFIED, 200: body(OGC_TYPES.json, z.looseObject({ tileMatrixSets: z.array(z.looseObject({ id: z.string() })) }), 'The tile matrix sets.'), ...FAILURES },
+  }),
+  getTileMatrixSet: defineRoute({
+    id: 'getTileMatrixSet', method: 'GET', path: '/features/tileMatrixSets/{tileMatrixSetId}', tag: TILES, summary: 'A tile matrix set',
+    description: 'The definition of WebMercatorQuad in the JSON encoding of OGC Two Dimensional Tile Matrix Set 2.0: zoom levels 0 to 24.',
+    pathParams: { tileMatrixSetId: TileMatrixSetIdParam },
+    headers: CONDITIONAL_HEADERS,
+    responses: { ...NOT_MODIFIED, 200: body(OGC_TYPES.json, z.looseObject({ id: z.string(), tileMatrices: z.array(z.looseObject({})) }), 'The tile matrix set.'), 404: exception('No such tile matrix set.'), ...FAILURES },
+  }),
+  getCollectionTilesets: defineRoute({
+    id: 'getCollectionTilesets', method: 'GET', path: '/features/collections/{collectionId}/tiles', tag: TILES, summary: 'Vector tilesets of a collection',
+    description: 'The tilesets of a collection: one, in WebMercatorQuad, from the PMTiles archive the build made of its GeoParquet source.',
+    pathParams: collectionPath,
+    headers: CONDITIONAL_HEADERS,
+    responses: { ...NOT_MODIFIED, 200: body(OGC_TYPES.json, z.looseObject({ tilesets: z.array(z.looseObject({})) }), 'The tilesets.'), 404: exception('No such collection, or it has no tiles (a file in object storage).'), ...FAILURES },
+  }),
+  getCollectionTileset: defineRoute({
+    id: 'getCollectionTileset', method: 'GET', path: '/features/collections/{collectionId}/tiles/{tileMatrixSetId}', tag: TILES, summary: 'A vector tileset',
+    description: 'The tileset: its zoom levels and the rows and columns at each (tileMatrixSetLimits), its layers, and the template of its tiles; with f=tilejson, the same as TileJSON 3.0.0 for MapLibre.',
+    pathParams: { ...collectionPath, tileMatrixSetId: TileMatrixSetIdParam },
+    query: { f: TilesetFormatParam },
+    headers: CONDITIONAL_HEADERS,
+    unknownQuery: 'ignore',
+    responses: {
+      ...NOT_MODIFIED,
+      200: body(OGC_TYPES.json, z.looseObject({}), 'The tileset, or its TileJSON.'),
+      400: exception('f is neither json nor tilejson, or is given twice.'),
+      404: exception('No such collection or tile matrix set, or the collection has no tiles.'),
+      ...FAILURES,
+    },
+  }),
+  getCollectionTile: defineRoute({
+    id: 'getCollectionTile', method: 'GET', path: '/features/collections/{collectionId}/tiles/{tileMatrixSetId}/{tileMatrix}/{tileRow}/{tileCol}', tag: TILES, summary: 'A vector tile',
+    description: 'One Mapbox Vector Tile, read from the collection\'s PMTiles archive by range: 204 when the tile is inside the tileset\'s limits and holds nothing, 404 outside them (past the deepest zoom level, clients draw the tiles of that level larger).',
+    pathParams: { ...collectionPath, tileMatrixSetId: TileMatrixSetIdParam, tileMatrix: TileIndexParam, tileRow: TileIndexParam, tileCol: TileIndexParam },
+    headers: CONDITIONAL_HEADERS,
+    responses: {
+      ...NOT_MODIFIED,
+      200: { description: 'The tile.', contentType: OGC_TYPES.mvt, schema: z.string().meta({ format: 'binary' }) },
+      204: { description: 'The tile is inside the limits and empty.' },
+      404: exception('No such collection, or the tile is outside the tileset\'s limits.'),
+      ...FAILURES,
     },
   }),
   getFeature: defineRoute({
