@@ -1,6 +1,8 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { PMTiles } from 'pmtiles';
+import { PmTilesFileSource } from '../runtime/pmtiles-file-source.ts';
 import { buildCatalog } from '../generator/build.ts';
 import { createServer } from '../server/app.ts';
 import { listen } from '../server/listen.ts';
@@ -79,6 +81,19 @@ export async function benchFeatures(bench: BenchContext): Promise<void> {
   const deep = await timeIt(ROUNDS, () => getJson(`${items}?limit=100&after=99899`));
   bench.report('items?limit=100, page 1', `${first.toFixed(1)} ms`, 'rows 0–99');
   bench.report('items?limit=100&after=99899 (page 1,000)', `${deep.toFixed(1)} ms`, `rows 99,900–99,999; ${(deep / first).toFixed(2)}× page 1, target ≤ 2×: ${deep <= 2 * first ? 'met' : 'missed'}; following ${pages} next links (pages growing to 1,000) to row 99,900 took ${(walkMs / 1000).toFixed(1)} s`);
+
+  // OGC API - Tiles (issue 30): a tile of the twin over HTTP against the same tile read from the archive in process.
+  const archive = new PMTiles(new PmTilesFileSource(join(dataDir, 'points-1m.pmtiles')));
+  const header = await archive.getHeader();
+  const z = Math.min(header.maxZoom, 6);
+  // The tile of Paris at that level: [x, y] of WebMercatorQuad.
+  const [x, y] = [Math.floor(((2.35 + 180) / 360) * 2 ** z), Math.floor(((1 - Math.log(Math.tan((48.85 * Math.PI) / 180) + 1 / Math.cos((48.85 * Math.PI) / 180)) / Math.PI) / 2) * 2 ** z)];
+  const tileUrl = `${config.baseUrl}/features/collections/${COLLECTION}/tiles/WebMercatorQuad/${z}/${y}/${x}`;
+  const tileBytes = (await (await fetch(tileUrl)).arrayBuffer()).byteLength;
+  const overHttp = await timeIt(ROUNDS, async () => (await fetch(tileUrl)).arrayBuffer());
+  const direct = await timeIt(ROUNDS, () => new PMTiles(new PmTilesFileSource(join(dataDir, 'points-1m.pmtiles'))).getZxy(z, x, y));
+  const cached = await timeIt(ROUNDS, () => archive.getZxy(z, x, y));
+  bench.report(`OGC Tiles tile ${z}/${y}/${x} of the twin (${(tileBytes / 1024).toFixed(0)} KB)`, `${overHttp.toFixed(1)} ms`, `direct range read of the archive in process: ${direct.toFixed(1)} ms opened each time, ${cached.toFixed(1)} ms with its directories cached; ${(overHttp / direct).toFixed(2)}× the first`);
 
   connection.closeSync();
   plain.closeSync();

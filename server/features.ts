@@ -7,7 +7,7 @@ import { DEFAULT_COLLECTIONS_LIMIT, DEFAULT_FEATURE_LIMIT } from '../core/api/og
 import { createFeaturesOpenApiDocument } from '../core/api/ogc/openapi.ts';
 import { OGC_ROUTES, OGC_TYPES } from '../core/api/ogc/routes.ts';
 import { ogcFailure } from '../core/api/ogc-exception.ts';
-import { renderTileJson, renderTileMatrixSet, renderTileMatrixSets, renderTilesets, renderTileset, tileRange } from '../core/api/ogc/tiles.ts';
+import { renderStyle, renderTileJson, STYLE_TYPE, renderTileMatrixSet, renderTileMatrixSets, renderTilesets, renderTileset, tileRange } from '../core/api/ogc/tiles.ts';
 import { serializeJson } from '../core/static-files.ts';
 import { CORS_HEADERS } from './headers.ts';
 import { createTileArchives } from './tile-archives.ts';
@@ -77,6 +77,11 @@ export function registerFeatureRoutes(app: H3, options: FeatureRouteOptions): vo
       const query = OGC_ROUTES.getCollectionTileset.parseQuery(event.url.searchParams);
       if (!query.ok) throw ogcFailure(400, query.detail);
       return answer(event, query.value.f === 'tilejson' ? renderTileJson(catalog().baseUrl, layer, facts) : renderTileset(catalog().baseUrl, layer, facts));
+    },
+    getCollectionStyle: async (event, path) => {
+      const layer = layerOf(path);
+      const { facts } = await archiveOf(layer);
+      return answer(event, renderStyle(catalog().baseUrl, layer, facts), STYLE_TYPE);
     },
     getCollectionTile: async (event, path) => {
       const layer = layerOf(path);

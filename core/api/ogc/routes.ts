@@ -161,6 +161,13 @@ export const OGC_ROUTES = {
       ...FAILURES,
     },
   }),
+  getCollectionStyle: defineRoute({
+    id: 'getCollectionStyle', method: 'GET', path: '/features/collections/{collectionId}/styles/default', tag: TILES, summary: 'A MapLibre style',
+    description: 'A MapLibre style (version 8) that draws the collection from its vector tiles (their TileJSON is its source): circles, lines or fills by the file\'s geometry type.',
+    pathParams: collectionPath,
+    headers: CONDITIONAL_HEADERS,
+    responses: { ...NOT_MODIFIED, 200: body('application/vnd.mapbox.style+json', z.looseObject({ version: z.literal(8) }), 'The style.'), 404: exception('No such collection, or it has no tiles.'), ...FAILURES },
+  }),
   getFeature: defineRoute({
     id: 'getFeature', method: 'GET', path: '/features/collections/{collectionId}/items/{featureId}', tag: FEATURES, summary: 'A feature',
     description: 'One feature by its id (the position of its row in the file, from 0).',

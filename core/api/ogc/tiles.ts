@@ -76,6 +76,9 @@ export function tileRange(bounds: ArchiveFacts['bounds'], z: number): { minTileR
   return { minTileRow: row(north), maxTileRow: row(south), minTileCol: across ? 0 : column(west), maxTileCol: across ? n - 1 : column(east) };
 }
 
+/** The media type of a MapLibre (Mapbox GL) style document. */
+export const STYLE_TYPE = 'application/vnd.mapbox.style+json';
+
 /** The URLs of a layer's tiles: the tilesets list, the tileset, its tile template (OGC and TileJSON spellings). */
 export function tileUrls(baseUrl: string, layer: FeatureLayer) {
   const tileset = `${baseUrl}${OGC_ROUTES.getCollectionTileset.fillPath({ collectionId: layer.id, tileMatrixSetId: WEB_MERCATOR_QUAD })}`;
@@ -85,6 +88,7 @@ export function tileUrls(baseUrl: string, layer: FeatureLayer) {
     template: `${tileset}/{tileMatrix}/{tileRow}/{tileCol}`,
     xyz: `${tileset}/{z}/{y}/{x}`,
     tileJson: `${tileset}?f=tilejson`,
+    style: `${baseUrl}${OGC_ROUTES.getCollectionStyle.fillPath({ collectionId: layer.id })}`,
     tileMatrixSet: `${baseUrl}${OGC_ROUTES.getTileMatrixSet.fillPath({ tileMatrixSetId: WEB_MERCATOR_QUAD })}`,
   };
 }
@@ -120,7 +124,32 @@ export function renderTileset(baseUrl: string, layer: FeatureLayer, facts: Archi
       link(urls.tileMatrixSet, TILES_RELS.tilingScheme, OGC_TYPES.json, 'WebMercatorQuad'),
       link(urls.template, 'item', MVT_TYPE, 'A tile', true),
       link(urls.tileJson, 'alternate', OGC_TYPES.json, 'This tileset as TileJSON 3.0'),
+      link(urls.style, 'describedby', STYLE_TYPE, 'A MapLibre style that draws this tileset'),
     ],
+  };
+}
+
+/**
+ * A MapLibre style (version 8) that draws a collection from its TileJSON: circles for points, lines, or fills with
+ * an outline, by the file's geometry type (all three for a file of mixed types), in the web app's map colour.
+ */
+export function renderStyle(baseUrl: string, layer: FeatureLayer, facts: ArchiveFacts): object {
+  const type = (layer.source.metadata?.geometry_type ?? '').toLowerCase();
+  const draws = (kind: string) => type === '' || type.includes('geometry') || type.includes(kind);
+  const colour = '#2563eb';
+  const layers = facts.layers.flatMap(({ id }) => [
+    ...(draws('polygon') ? [
+      { id: `${id}-fill`, type: 'fill', source: 'collection', 'source-layer': id, filter: ['==', ['geometry-type'], 'Polygon'], paint: { 'fill-color': colour, 'fill-opacity': 0.25 } },
+      { id: `${id}-outline`, type: 'line', source: 'collection', 'source-layer': id, filter: ['==', ['geometry-type'], 'Polygon'], paint: { 'line-color': colour, 'line-width': 1 } },
+    ] : []),
+    ...(draws('line') ? [{ id: `${id}-line`, type: 'line', source: 'collection', 'source-layer': id, filter: ['==', ['geometry-type'], 'LineString'], paint: { 'line-color': colour, 'line-width': 1.5 } }] : []),
+    ...(draws('point') ? [{ id: `${id}-point`, type: 'circle', source: 'collection', 'source-layer': id, filter: ['==', ['geometry-type'], 'Point'], paint: { 'circle-color': colour, 'circle-radius': 4, 'circle-stroke-color': '#ffffff', 'circle-stroke-width': 1 } }] : []),
+  ]);
+  return {
+    version: 8,
+    name: `${layer.dataset.name}: ${layer.file.name}`,
+    sources: { collection: { type: 'vector', url: tileUrls(baseUrl, layer).tileJson } },
+    layers: [{ id: 'background', type: 'background', paint: { 'background-color': '#f8fafc' } }, ...layers],
   };
 }
 
