@@ -6,6 +6,7 @@ import { quoteIdentifier } from '../core/sql.ts';
 import { inferKind, type Cql2PropertyType } from '../core/cql2/check.ts';
 import { ARITHMETIC_OPS, COMPARISON_OPS, SPATIAL_OPS, TEMPORAL_OPS } from '../core/cql2/read-json.ts';
 import type { Cql2Expression, Cql2Geometry, Cql2Operation } from '../core/cql2/expression.ts';
+import { TEMPORAL_RELATIONS, type SpanBound, type TimeComparison } from '../core/cql2/temporal.ts';
 import type { SpatialLiteral, SpatialTest } from './cql2-spatial.ts';
 import { toFileBox, type Envelope } from './result-shape.ts';
 
@@ -30,25 +31,6 @@ const SPATIAL_TESTS: Record<string, { first: SpatialTest; second: SpatialTest }>
   // S_WITHIN(row, literal): the literal contains the row; S_WITHIN(literal, row): the literal is within it.
   s_within: { first: 'within', second: 'contains' }, s_contains: { first: 'contains', second: 'within' },
 };
-/** Each temporal function as comparisons of the begin (b) and end (e) of its two operands, as CQL2 defines them. */
-const TEMPORAL_SQL: Record<string, (a: Span, b: Span, c: Compare) => string> = {
-  t_after: (a, b, c) => c(a.b, '>', b.e),
-  t_before: (a, b, c) => c(a.e, '<', b.b),
-  t_contains: (a, b, c) => `${c(a.b, '<', b.b)} AND ${c(a.e, '>', b.e)}`,
-  t_disjoint: (a, b, c) => `NOT (${c(a.b, '<=', b.e)} AND ${c(a.e, '>=', b.b)})`,
-  t_during: (a, b, c) => `${c(a.b, '>', b.b)} AND ${c(a.e, '<', b.e)}`,
-  t_equals: (a, b, c) => `${c(a.b, '=', b.b)} AND ${c(a.e, '=', b.e)}`,
-  t_finishedBy: (a, b, c) => `${c(a.b, '<', b.b)} AND ${c(a.e, '=', b.e)}`,
-  t_finishes: (a, b, c) => `${c(a.b, '>', b.b)} AND ${c(a.e, '=', b.e)}`,
-  t_intersects: (a, b, c) => `${c(a.b, '<=', b.e)} AND ${c(a.e, '>=', b.b)}`,
-  t_meets: (a, b, c) => c(a.e, '=', b.b),
-  t_metBy: (a, b, c) => c(a.b, '=', b.e),
-  t_overlappedBy: (a, b, c) => `${c(a.b, '>', b.b)} AND ${c(a.b, '<', b.e)} AND ${c(a.e, '>', b.e)}`,
-  t_overlaps: (a, b, c) => `${c(a.b, '<', b.b)} AND ${c(a.e, '>', b.b)} AND ${c(a.e, '<', b.e)}`,
-  t_startedBy: (a, b, c) => `${c(a.b, '=', b.b)} AND ${c(a.e, '>', b.e)}`,
-  t_starts: (a, b, c) => `${c(a.b, '=', b.b)} AND ${c(a.e, '<', b.e)}`,
-};
-
 /**
  * A bound of a time span: a TIMESTAMP expression, or an open end (`..`), -1 before every time and 1 after. Open ends
  * are compared here, not in SQL: DuckDB folds a date column's cast against an infinite TIMESTAMP into a cast of the
@@ -57,21 +39,23 @@ const TEMPORAL_SQL: Record<string, (a: Span, b: Span, c: Compare) => string> = {
 type Bound = string | -1 | 1;
 
 /** A time span: its begin and end (the same for an instant). */
-interface Span {
-  b: Bound;
-  e: Bound;
-}
+type Span = Record<SpanBound, Bound>;
 
 /** A comparison of two bounds, as SQL: TRUE or FALSE when an open end decides it. */
-type Compare = (x: Bound, op: '<' | '<=' | '=' | '>' | '>=', y: Bound) => string;
-
-const compareBounds: Compare = (x, op, y) => {
+function compareBounds(x: Bound, op: TimeComparison, y: Bound): string {
   if (typeof x === 'string' && typeof y === 'string') return `${x} ${op} ${y}`;
   // An open end against a time, or two open ends: order them as numbers, a time being 0.
   const [left, right] = [typeof x === 'string' ? 0 : x, typeof y === 'string' ? 0 : y];
   const holds = { '<': left < right, '<=': left <= right, '=': left === right && left !== 0, '>': left > right, '>=': left >= right }[op];
   return holds ? 'TRUE' : 'FALSE';
-};
+}
+
+/** A temporal function of two spans as SQL. */
+function relateSpans(op: string, a: Span, b: Span): string {
+  const { all, negate } = TEMPORAL_RELATIONS[op]!;
+  const conditions = all.map(([x, comparison, y]) => compareBounds(a[x], comparison, b[y])).join(' AND ');
+  return negate ? `NOT (${conditions})` : conditions;
+}
 
 /**
  * Compiles a checked filter (core/cql2/check.ts) to a DuckDB condition. Every literal is bound as a parameter
@@ -124,10 +108,10 @@ export function compileCql2(expression: Cql2Expression, context: Cql2SqlContext,
         if (bound === '..') return index === 0 ? -1 : 1;
         return typeof bound === 'string' ? timestamp(bound) : `CAST(${compile(bound)} AS TIMESTAMP)`;
       }) as [Bound, Bound];
-      return { b: begin, e: end };
+      return { begin, end };
     }
     const instant = scalar(node, true);
-    return { b: instant, e: instant };
+    return { begin: instant, end: instant };
   };
 
   const operation = (node: Cql2Operation): string => {
@@ -148,7 +132,7 @@ export function compileCql2(expression: Cql2Expression, context: Cql2SqlContext,
     if (op === 'casei') return `lower(${compile(args[0]!)})`;
     if (op === 'accenti') return `strip_accents(${compile(args[0]!)})`;
     if (SPATIAL_OPS.has(op)) return spatial(op, args[0]!, args[1]!);
-    if (TEMPORAL_OPS.has(op)) return `(${TEMPORAL_SQL[op]!(span(args[0]!), span(args[1]!), compareBounds)})`;
+    if (TEMPORAL_OPS.has(op)) return `(${relateSpans(op, span(args[0]!), span(args[1]!))})`;
     if (op === '^') return `power(${compile(args[0]!)}, ${compile(args[1]!)})`;
     if (ARITHMETIC_OPS.has(op)) return `(${compile(args[0]!)} ${SQL_OPS[op]} ${compile(args[1]!)})`;
     throw new Error(`unsupported operator ${op}`);

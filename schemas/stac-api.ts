@@ -204,6 +204,9 @@ const searchBodyFields = {
     .describe(`Free text: terms (an array, or one string with commas between terms); an Item matches any term, and every word of a term. At most ${MAX_FREE_TEXT_TERMS} terms, ${MAX_FREE_TEXT_WORDS} words in all and ${MAX_FREE_TEXT_LENGTH} characters in all.`).optional(),
   sortby: z.array(StacSortBySchema).max(MAX_SORT_KEYS, `has more than ${MAX_SORT_KEYS} keys`).describe(`Sort keys, at most ${MAX_SORT_KEYS}.`).optional(),
   token: z.string().max(MAX_PAGE_TOKEN_LENGTH, `is longer than ${MAX_PAGE_TOKEN_LENGTH} characters, so it is not a token of this API`).describe('The token of a next link.').optional(),
+  filter: z.union([z.string(), z.looseObject({})]).describe('A CQL2 filter on the queryables (id, collection, datetime, title, geometry): a cql2-json object, or cql2-text in a string.').optional(),
+  'filter-lang': z.enum(['cql2-text', 'cql2-json']).describe('The encoding of filter: cql2-json for an object (the default then), cql2-text for a string (the default then).').optional(),
+  'filter-crs': z.literal('http://www.opengis.net/def/crs/OGC/1.3/CRS84').describe('The CRS of the filter\'s geometry literals: CRS84, the only one.').optional(),
 };
 
 /** Body of `POST /stac/api/search`: the GET parameters as JSON, arrays as arrays. */

@@ -11,6 +11,7 @@ import {
   STAC_API_CONFORMANCE, withQuery, type SearchPageLinks,
 } from '../core/api/stac/api.ts';
 import { StacApiFailure } from '../core/api/stac/api-errors.ts';
+import { createStacFilterTest, readStacFilter, renderStacQueryables } from '../core/api/stac/filter.ts';
 import { stacSearchIndex, warmStacSearchSlices } from '../core/api/stac/search.ts';
 import { runInSlices } from '../core/slices.ts';
 import { safeParseWithFriendlyErrors } from '../schemas/parse.ts';
@@ -58,6 +59,12 @@ export function registerStacRoutes(app: H3, snapshot: () => CatalogSnapshot, opt
     getStacConformance: answerWith(() => ({ body: { conformsTo: STAC_API_CONFORMANCE }, type: STAC_API_TYPES.json })),
     getStacCollections: answerWith((event, context) => ({ body: renderStacCollectionsPage(context, parseQuery(STAC_ROUTES.getStacCollections, event)), type: STAC_API_TYPES.json })),
     getStacCollection: answerWith((_event, context, { collectionId }) => ({ body: renderStacApiCollection(context, String(collectionId)), type: STAC_API_TYPES.json })),
+    getStacQueryables: answerWith((_event, context) => ({ body: renderStacQueryables(stacApiUrl(context.index.settings.baseUrl, STAC_ROUTES.getStacQueryables), 'Queryables of item search'), type: 'application/schema+json' })),
+    getStacCollectionQueryables: answerWith((_event, context, { collectionId }) => {
+      const id = String(collectionId);
+      renderStacApiCollection(context, id);
+      return { body: renderStacQueryables(`${context.index.settings.baseUrl}${STAC_ROUTES.getStacCollectionQueryables.fillPath({ collectionId: id })}`, `Queryables of the items of ${id}`), type: 'application/schema+json' };
+    }),
     getStacItem: answerWith((_event, context, { collectionId, itemId }) => ({ body: renderStacApiItem(context, String(collectionId), String(itemId)), type: STAC_API_TYPES.geojson })),
     getStacItems: answerWith((event, context, { collectionId }) => {
       const route = STAC_ROUTES.getStacItems;
@@ -122,15 +129,28 @@ function warmIndexes(index: CatalogIndex): Promise<void> {
  * by GEOS on a worker thread; the search then reads its verdicts.
  */
 async function search(context: RenderContext, request: StacSearchRequest, options: { collectionId?: string; links: SearchPageLinks }): Promise<Answer> {
-  if (!request.intersects) return { body: renderStacSearchPage(context, request, options), type: STAC_API_TYPES.geojson };
+  const filter = readStacFilter(request);
+  const index = stacSearchIndex(context.index);
+  const filterHits = filter ? await Promise.all(filter.geometries.map((geometry) => geometry && testGeometry(geometry, index.boxes, '"filter" holds a geometry that'))) : [];
+  const test = filter && createStacFilterTest(index, filter, filterHits.map((tested) => tested?.hits));
+  const searchOptions = { ...options, ...(test ? { filter: test } : {}) };
+  if (!request.intersects) return { body: renderStacSearchPage(context, request, searchOptions), type: STAC_API_TYPES.geojson };
+  const { hits, digest } = await testGeometry(request.intersects, index.boxes, '"intersects"');
+  return { body: renderStacSearchPage(context, request, { ...searchOptions, footprint: { meets: (position) => hits[position] === 1, digest } }), type: STAC_API_TYPES.geojson };
+}
+
+/**
+ * Tests a geometry against every footprint with GEOS on its worker thread, or fails with the reason (`what` names
+ * where the geometry came from).
+ */
+async function testGeometry(geometry: object, boxes: Float64Array, what: string): Promise<{ hits: Uint8Array; digest: string }> {
   const { testFootprints } = await import('../runtime/geometry-intersects.ts');
   // Reading the body (JSON.parse of up to ~800 KB) and copying the geometry to the thread (structured clone, 9–19 ms
   // for 20,000 positions) are each short; run back to back they held the event loop 30–50 ms. A turn between them.
   await new Promise((resolve) => setImmediate(resolve));
-  const tested = await testFootprints(request.intersects, stacSearchIndex(context.index).boxes);
-  if (!tested.ok) throw new StacApiFailure(tested.status, `"intersects" ${tested.detail}.`, tested.status === 503 ? { 'retry-after': '1' } : {});
-  const { hits, digest } = tested;
-  return { body: renderStacSearchPage(context, request, { ...options, footprint: { meets: (position) => hits[position] === 1, digest } }), type: STAC_API_TYPES.geojson };
+  const tested = await testFootprints(geometry as Parameters<typeof testFootprints>[0], boxes);
+  if (!tested.ok) throw new StacApiFailure(tested.status, `${what} ${tested.detail}.`, tested.status === 503 ? { 'retry-after': '1' } : {});
+  return { hits: tested.hits, digest: tested.digest };
 }
 
 /** Links of a GET page: self is the canonical URL of this page, next the same search with the next token. */

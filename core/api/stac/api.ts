@@ -15,7 +15,10 @@ import { searchStacItems, stacSearchIndex, type FootprintFilter } from './search
  * static STAC tree (style 'api'). Pure; a request that names nothing or cannot be read throws a StacApiFailure.
  */
 
-/** The conformance classes: STAC API core, collections, features, item search with sort and free text, OGC Features core and GeoJSON. */
+/**
+ * The conformance classes: STAC API core, collections, features, item search with sort, free text and filter, OGC
+ * Features core and GeoJSON, and the CQL2 classes the in-memory filter answers (spatial: S_INTERSECTS on footprints).
+ */
 export const STAC_API_CONFORMANCE = [
   'https://api.stacspec.org/v1.0.0/core',
   'https://api.stacspec.org/v1.0.0/collections',
@@ -25,6 +28,13 @@ export const STAC_API_CONFORMANCE = [
   'https://api.stacspec.org/v1.0.0-rc.1/item-search#free-text',
   'http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core',
   'http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson',
+  'https://api.stacspec.org/v1.0.0/item-search#filter',
+  'http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/filter',
+  'http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/features-filter',
+  'http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/queryables',
+  ...['cql2-text', 'cql2-json', 'basic-cql2', 'advanced-comparison-operators', 'case-insensitive-comparison', 'accent-insensitive-comparison',
+    'basic-spatial-functions', 'basic-spatial-functions-plus', 'temporal-functions', 'property-property', 'arithmetic']
+    .map((name) => `http://www.opengis.net/spec/cql2/1.0/conf/${name}`),
 ];
 
 /** The absolute URL of a STAC API route without path parameters: the landing page by default. */
@@ -45,6 +55,7 @@ export function renderStacLandingPage(context: RenderContext): StacLandingPage {
     { rel: 'service-doc', href: `${baseUrl}${SITE_PATHS.developers}`, type: 'text/html', title: 'The API and agents' },
     { rel: 'conformance', href: url(STAC_ROUTES.getStacConformance), type: json, title: 'Conformance classes' },
     { rel: 'data', href: url(STAC_ROUTES.getStacCollections), type: json, title: 'Collections' },
+    { rel: 'http://www.opengis.net/def/rel/ogc/1.0/queryables', href: url(STAC_ROUTES.getStacQueryables), type: 'application/schema+json', title: 'Queryables of item search' },
     ...[STAC_ROUTES.getStacSearch, STAC_ROUTES.postStacSearch].map((route) => ({ rel: STAC_SEARCH_REL, href: url(route), type: STAC_API_TYPES.geojson, method: route.method, title: 'Item search' })),
     ...[...stacSearchIndex(context.index).collections.entries()].map(([collectionId, { dataset }]) => ({
       rel: 'child', href: `${baseUrl}${STAC_ROUTES.getStacCollection.fillPath({ collectionId })}`, type: json, title: dataset.name,
@@ -108,10 +119,11 @@ export interface SearchPageLinks {
 export function renderStacSearchPage(
   context: RenderContext,
   request: StacSearchRequest,
-  options: { collectionId?: string; footprint?: FootprintFilter; links: SearchPageLinks },
+  options: { collectionId?: string; footprint?: FootprintFilter; filter?: (position: number) => boolean; links: SearchPageLinks },
 ): StacItemCollection {
   const search = stacSearchIndex(context.index);
   if (request.intersects && !options.footprint) throw new Error('an intersects search needs the footprint filter its geometry was tested into');
+  if (request.filter !== undefined && !options.filter) throw new Error('a filtered search needs its filter compiled (core/api/stac/filter.ts)');
   if (options.collectionId !== undefined) findCollection(context, options.collectionId);
   const digest = searchDigest(request, options.collectionId, options.footprint);
   const offset = readOffset(request.token, digest, search.fingerprint);
@@ -125,6 +137,7 @@ export function renderStacSearchPage(
     ...(request.datetime ? { datetime: request.datetime } : {}),
     ...(request.q ? { q: request.q } : {}),
     ...(request.sortby ? { sortby: request.sortby } : {}),
+    ...(options.filter ? { test: options.filter } : {}),
   });
   const features = Array.from(matched.subarray(offset, offset + limit), (position) => renderStacItem(context, search.entries[position]!, undefined, 'api'));
   const { baseUrl } = context.index.settings;
@@ -148,6 +161,7 @@ function searchDigest(request: StacSearchRequest, collectionId: string | undefin
   return hashText(JSON.stringify([
     collectionId ?? null, filters.bbox ?? null, filters.intersects ? (footprint?.digest ?? null) : null, filters.datetime ? [filters.datetime.start, filters.datetime.end] : null,
     sorted(filters.ids), sorted(filters.collections), filters.q ?? null, filters.sortby ?? null,
+    filters.filter === undefined ? null : [filters['filter-lang'] ?? 'cql2-text', filters.filter],
   ]));
 }
 

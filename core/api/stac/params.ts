@@ -8,6 +8,7 @@ import {
 import { findJsonDepthProblem, MAX_JSON_DEPTH } from '../../json-depth.ts';
 import type { ParseFailure } from '../route-table.ts';
 import { readBbox, readBboxText, readDatetime, type Bbox2d, type TimeInterval } from '../extent-params.ts';
+import { CRS84, MAX_FILTER_LENGTH } from '../ogc/params.ts';
 
 /**
  * Parameters of the STAC API, each declared once: the GET query codecs (text ↔ value, so next links are written
@@ -42,6 +43,10 @@ export interface StacSearchRequest {
   sortby?: StacSortKey[];
   limit?: number;
   token?: string;
+  /** A CQL2 filter as it was sent (JSON text for a cql2-json object), read by core/api/stac/filter.ts. */
+  filter?: string;
+  'filter-lang'?: 'cql2-text' | 'cql2-json';
+  'filter-crs'?: string;
 }
 
 /** What a reader of one parameter gives: the value, or what is wrong with it. */
@@ -159,6 +164,12 @@ const limitParam = (fallback: number, max: number) =>
   z.int().min(1).transform((value) => Math.min(value, max)).default(fallback)
     .describe(`Items per page, at least 1; ${fallback} when omitted, and a value above ${max} is read as ${max}.`);
 
+const FilterParams = {
+  filter: z.string().max(MAX_FILTER_LENGTH).describe('A CQL2 filter on the queryables (/stac/api/queryables: id, collection, datetime, title, geometry): comparisons, LIKE, BETWEEN, IN, IS NULL, AND/OR/NOT, CASEI, ACCENTI, T_ functions on datetime, and S_INTERSECTS or S_DISJOINT on the footprint. A bad filter is a 400 that says what and where.'),
+  'filter-lang': z.enum(['cql2-text', 'cql2-json']).describe('The encoding of filter: cql2-text (when omitted) or cql2-json.'),
+  'filter-crs': z.literal(CRS84).describe('The CRS of the filter\'s geometry literals: CRS84, the only one.'),
+};
+
 const TokenParam = z.string().meta({ maxLength: MAX_PAGE_TOKEN_LENGTH }).describe('Where the next page starts: the token of a next link, passed on as it is.');
 
 /** Query parameters of `GET /stac/api/search`. */
@@ -170,12 +181,13 @@ export const SEARCH_QUERY = {
   collections: names('Collection ids'),
   q: FreeTextParam,
   sortby: SortByParam,
+  ...FilterParams,
   limit: limitParam(DEFAULT_ITEM_LIMIT, MAX_ITEM_LIMIT),
   token: TokenParam,
 };
 
 /** Query parameters of `GET /stac/api/collections/{collectionId}/items`: the OGC API - Features ones. */
-export const ITEMS_QUERY = { bbox: BboxParam, datetime: DatetimeParam, limit: limitParam(DEFAULT_ITEM_LIMIT, MAX_ITEM_LIMIT), token: TokenParam };
+export const ITEMS_QUERY = { bbox: BboxParam, datetime: DatetimeParam, ...FilterParams, limit: limitParam(DEFAULT_ITEM_LIMIT, MAX_ITEM_LIMIT), token: TokenParam };
 
 /** Query parameters of `GET /stac/api/collections`. */
 export const COLLECTIONS_QUERY = { limit: limitParam(DEFAULT_COLLECTION_LIMIT, MAX_COLLECTION_LIMIT).describe(`Collections per page; ${DEFAULT_COLLECTION_LIMIT} when omitted, a value above ${MAX_COLLECTION_LIMIT} is read as ${MAX_COLLECTION_LIMIT}.`), token: TokenParam };
@@ -219,6 +231,11 @@ export function searchRequestFromBody(body: StacSearchBodyIntake): { ok: true; v
     if (!keys.ok) return { ok: false, name: 'sortby', detail: `sortby ${keys.detail}` };
     request.sortby = keys.value;
   }
+  if (body.filter !== undefined) {
+    request.filter = typeof body.filter === 'string' ? body.filter : JSON.stringify(body.filter);
+    request['filter-lang'] = body['filter-lang'] ?? (typeof body.filter === 'string' ? 'cql2-text' : 'cql2-json');
+  }
+  if (body['filter-crs'] !== undefined) request['filter-crs'] = body['filter-crs'];
   if (body.limit !== undefined) request.limit = Math.min(body.limit, MAX_ITEM_LIMIT);
   if (body.token !== undefined) request.token = body.token;
   const refined = refineSearch(request);

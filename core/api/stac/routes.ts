@@ -86,6 +86,18 @@ export const STAC_ROUTES = {
     pathParams: { collectionId: CollectionIdParam, itemId: ItemIdParam }, headers: CONDITIONAL_HEADERS,
     responses: { 200: body(StacItemSchema, 'The Item.', STAC_API_TYPES.geojson), 304: NOT_MODIFIED, 404: error('There is no Collection, file or version with this id.'), 405: WRONG_METHOD },
   }),
+  getStacQueryables: defineRoute({
+    id: 'getStacQueryables', method: 'GET', path: '/stac/api/queryables', tag: TAG, summary: 'Queryables of item search',
+    description: 'A JSON Schema of what a filter names: id, collection, datetime, title and geometry (the footprint). Query parameters are ignored.',
+    headers: CONDITIONAL_HEADERS,
+    responses: { 200: body(z.looseObject({ properties: z.record(z.string(), z.looseObject({})) }), 'The queryables.', 'application/schema+json'), 304: NOT_MODIFIED, 405: WRONG_METHOD },
+  }),
+  getStacCollectionQueryables: defineRoute({
+    id: 'getStacCollectionQueryables', method: 'GET', path: '/stac/api/collections/{collectionId}/queryables', tag: TAG, summary: 'Queryables of a Collection',
+    description: 'The queryables of the items of a Collection: those of item search. Query parameters are ignored.',
+    pathParams: { collectionId: CollectionIdParam }, headers: CONDITIONAL_HEADERS,
+    responses: { 200: body(z.looseObject({ properties: z.record(z.string(), z.looseObject({})) }), 'The queryables.', 'application/schema+json'), 304: NOT_MODIFIED, 404: UNKNOWN_COLLECTION, 405: WRONG_METHOD },
+  }),
   getStacSearch: defineRoute({
     id: 'getStacSearch', method: 'GET', path: '/stac/api/search', tag: TAG, summary: 'Search Items',
     description: `Items (latest versions) across Collections that match every filter given, one page at a time. Without q or sortby, in catalog order; with q, best match first. An intersects longer than ${MAX_STAC_BODY_BYTES} characters, or that GEOS calls invalid, is a 400; send geometries too long for a URL with POST. ${SEARCH_LIMITS}`,

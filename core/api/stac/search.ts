@@ -68,6 +68,8 @@ export interface StacSearchFilter {
   datetime?: { start: number | null; end: number | null };
   /** Free text: terms (OR), each a list of folded words that must all match (AND); no term is no filter. */
   q?: readonly (readonly string[])[];
+  /** A CQL2 filter compiled to a test of positions (core/api/stac/filter.ts). */
+  test?: (position: number) => boolean;
   sortby?: readonly StacSortKey[];
 }
 
@@ -200,6 +202,7 @@ export function searchStacItems(index: CatalogIndex, filter: StacSearchFilter): 
     const time = times[position]!;
     if (!(time >= start && time <= end)) continue;
     if (scores && scores[position] === 0) continue;
+    if (filter.test && !filter.test(position)) continue;
     matched[count++] = position;
   }
   const order = matched.subarray(0, count);
@@ -240,8 +243,13 @@ function candidatePositions(search: StacSearchIndex, filter: StacSearchFilter): 
  */
 function spatialTest(search: StacSearchIndex, filter: StacSearchFilter): ((position: number) => boolean) | undefined {
   if (filter.intersects) return (position) => filter.intersects!.meets(position);
-  if (!filter.bbox) return undefined;
-  const query = Float64Array.from(splitBox(...(filter.bbox as [number, number, number, number])).flat());
+  return filter.bbox ? createBoxTest(search, filter.bbox) : undefined;
+}
+
+/** Whether an entry's footprint meets a box (four numbers, or six with heights), closed intervals, both cut at ±180°. */
+export function createBoxTest(search: StacSearchIndex, bbox: readonly number[]): (position: number) => boolean {
+  const [west, south, east, north] = bbox.length === 6 ? [bbox[0]!, bbox[1]!, bbox[3]!, bbox[4]!] : [bbox[0]!, bbox[1]!, bbox[2]!, bbox[3]!];
+  const query = Float64Array.from(splitBox(west, south, east, north).flat());
   const { boxes } = search;
   return (position) => {
     for (let piece = position * 8; piece < position * 8 + 8; piece += 4) {

@@ -1,0 +1,99 @@
+import { checkCql2, type Cql2PropertyType } from '../../cql2/check.ts';
+import { compileCql2Test, listSpatialLiterals } from '../../cql2/evaluate.ts';
+import { Cql2Error, type Cql2Expression, type Cql2Geometry } from '../../cql2/expression.ts';
+import { describeCql2Error, readCql2Filter } from '../../cql2/read-filter.ts';
+import { SPATIAL_OPS } from '../../cql2/read-json.ts';
+import { StacApiFailure } from './api-errors.ts';
+import type { StacSearchRequest } from './params.ts';
+import { createBoxTest, type StacSearchIndex } from './search.ts';
+
+/**
+ * The STAC API Filter extension: a CQL2 filter on what every Item of the search index holds, evaluated in memory
+ * (core/cql2/evaluate.ts) in the same pass as the other filters. Footprints are boxes, so the spatial functions are
+ * S_INTERSECTS and S_DISJOINT: a BBOX literal is tested box against box here, any other geometry by GEOS on the
+ * thread that tests `intersects` (server/stac.ts), whose verdicts come back as `hits`.
+ */
+
+/** The queryables of Items, with their types: what `/stac/api/queryables` lists. */
+export const STAC_QUERYABLES: ReadonlyMap<string, Cql2PropertyType> = new Map<string, Cql2PropertyType>([
+  ['id', 'string'], ['collection', 'string'], ['datetime', 'timestamp'], ['title', 'string'], ['geometry', 'geometry'],
+]);
+
+/** What each queryable is, for the queryables document. */
+const QUERYABLE_TITLES: Record<string, string> = {
+  id: 'Item id (the file slug)', collection: 'Collection id', datetime: 'Item datetime', title: 'Item title (the file name)', geometry: 'Footprint',
+};
+
+/** A filter read from a search: its tree, and its geometry literals other than BBOX, which GEOS must test. */
+export interface StacFilter {
+  expression: Cql2Expression;
+  /** The literals in the order the filter tests them; a BBOX is undefined here, tested in memory. */
+  geometries: (Cql2Geometry | undefined)[];
+}
+
+/** Reads the filter of a search, or undefined without one; a 400 that says what and where when it is not valid. */
+export function readStacFilter(request: Pick<StacSearchRequest, 'filter' | 'filter-lang'>): StacFilter | undefined {
+  if (request.filter === undefined) return undefined;
+  const lang = request['filter-lang'] ?? 'cql2-text';
+  try {
+    const expression = readCql2Filter(request.filter, lang);
+    checkCql2(expression, STAC_QUERYABLES);
+    refuseFootprintOps(expression);
+    const geometries = listSpatialLiterals(expression).map((literal) => ('bbox' in literal ? undefined : literal));
+    return { expression, geometries };
+  } catch (error) {
+    if (!(error instanceof Cql2Error)) throw error;
+    throw new StacApiFailure(400, `"filter" ${describeCql2Error(error, lang)}.`);
+  }
+}
+
+/** A test of search positions for a filter, given GEOS's verdicts for each of its geometry literals. */
+export function createStacFilterTest(search: StacSearchIndex, filter: StacFilter, hits: (Uint8Array | undefined)[]): (position: number) => boolean {
+  const literals = listSpatialLiterals(filter.expression);
+  const meets = literals.map((literal, index) => {
+    const verdicts = hits[index];
+    if (!('bbox' in literal)) {
+      if (!verdicts) throw new Error('a geometry literal needs the verdicts GEOS gave for it');
+      return (position: number) => verdicts[position] === 1;
+    }
+    return createBoxTest(search, literal.bbox);
+  });
+  const { entries, times } = search;
+  return compileCql2Test<number>(filter.expression, {
+    properties: STAC_QUERYABLES,
+    read: (name, position) => {
+      const entry = entries[position]!;
+      if (name === 'id') return entry.id;
+      if (name === 'collection') return entry.collectionId;
+      if (name === 'title') return entry.file.name;
+      const time = times[position]!;
+      return Number.isNaN(time) ? null : time;
+    },
+    meets: (literal, position) => meets[literal]!(position),
+  });
+}
+
+/** The queryables document (JSON Schema), for the whole search or one Collection's items. */
+export function renderStacQueryables(id: string, title: string): object {
+  const properties: Record<string, object> = Object.create(null);
+  for (const [name, type] of STAC_QUERYABLES) {
+    properties[name] = type === 'geometry' ? { title: QUERYABLE_TITLES[name], $ref: 'https://geojson.org/schema/Geometry.json' }
+      : type === 'timestamp' ? { title: QUERYABLE_TITLES[name], type: 'string', format: 'date-time' }
+      : { title: QUERYABLE_TITLES[name], type };
+  }
+  return { $schema: 'https://json-schema.org/draft/2020-12/schema', $id: id, type: 'object', title, properties, additionalProperties: true };
+}
+
+/** Footprints are boxes: relations other than meeting or not would answer for the box, not the data. */
+function refuseFootprintOps(node: Cql2Expression, pointer = ''): void {
+  if (typeof node !== 'object' || node === null) return;
+  if (Array.isArray(node)) {
+    node.forEach((item, index) => refuseFootprintOps(item, `${pointer}/${index}`));
+    return;
+  }
+  if (!('op' in node)) return;
+  if (SPATIAL_OPS.has(node.op) && node.op !== 's_intersects' && node.op !== 's_disjoint') {
+    throw new Cql2Error(`${node.op.toUpperCase()} is not served: an Item's footprint is its bounding box, so the spatial functions are S_INTERSECTS and S_DISJOINT`, { pointer });
+  }
+  node.args.forEach((arg, index) => refuseFootprintOps(arg, `${pointer}/args/${index}`));
+}

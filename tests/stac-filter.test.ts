@@ -1,0 +1,118 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GeoshelfServer } from '../server/app.ts';
+import { sampleServer } from './helpers/sample.ts';
+
+interface Item {
+  id: string;
+  collection: string;
+  bbox?: number[];
+  properties: { datetime: string; title?: string };
+}
+
+let server: GeoshelfServer;
+let all: Item[];
+
+async function request(path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const init = body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+  const response = await server.fetch(new Request(`http://localhost${path}`, init));
+  return { status: response.status, body: await response.json() };
+}
+
+/** Every Item a GET search finds, following next links. */
+async function searchAll(query: string): Promise<Item[]> {
+  const items: Item[] = [];
+  let path: string | undefined = `/stac/api/search?limit=7&${query}`;
+  while (path) {
+    const { status, body } = await request(path);
+    expect(status, JSON.stringify(body)).toBe(200);
+    items.push(...body.features);
+    const next: string | undefined = body.links.find((link: { rel: string }) => link.rel === 'next')?.href;
+    path = next && new URL(next).pathname + new URL(next).search;
+  }
+  return items;
+}
+
+const keys = (items: Item[]) => items.map((item) => `${item.collection}/${item.id}`);
+const filtered = (filter: string) => searchAll(`filter=${encodeURIComponent(filter)}`);
+
+beforeAll(async () => {
+  server = sampleServer();
+  all = await searchAll('');
+});
+afterAll(() => server?.close());
+
+describe('the STAC API Filter extension on item search', () => {
+  it('selects by collection, id, title and text functions as the Items say', async () => {
+    const collection = all[0]!.collection;
+    expect(keys(await filtered(`collection = '${collection}'`))).toEqual(keys(all.filter((item) => item.collection === collection)));
+    expect(keys(await filtered("id LIKE 'cities%'"))).toEqual(keys(all.filter((item) => item.id.startsWith('cities'))));
+    expect(keys(await filtered("CASEI(title) LIKE CASEI('%COUNT%')"))).toEqual(keys(all.filter((item) => /count/i.test(item.properties.title ?? ''))));
+    expect(await filtered("CASEI(title) LIKE '%COUNT%'")).toEqual([]);
+    const two = [...new Set(all.map((item) => item.collection))].slice(0, 2);
+    const expected = all.filter((item) => two.includes(item.collection) && item.id !== all[0]!.id);
+    expect(expected.length).toBeGreaterThan(1);
+    expect(keys(await filtered(`collection IN ('${two.join("', '")}') AND NOT (id = '${all[0]!.id}')`))).toEqual(keys(expected));
+  });
+
+  it('selects by datetime as the datetime parameter does', async () => {
+    const times = all.map((item) => item.properties.datetime).sort();
+    const middle = times[Math.floor(times.length / 2)]!;
+    const after = await filtered(`T_AFTER(datetime, TIMESTAMP('${middle}'))`);
+    expect(keys(after)).toEqual(keys(all.filter((item) => Date.parse(item.properties.datetime) > Date.parse(middle))));
+    const during = await filtered(`T_INTERSECTS(datetime, INTERVAL('..', '${middle}'))`);
+    expect(keys(during)).toEqual(keys(await searchAll(`datetime=${encodeURIComponent(`../${middle}`)}`)));
+  });
+
+  it('selects by footprint as bbox and intersects do', async () => {
+    expect(keys(await filtered('S_INTERSECTS(geometry, BBOX(-10, 35, 30, 60))'))).toEqual(keys(await searchAll('bbox=-10,35,30,60')));
+    const triangle = { type: 'Polygon', coordinates: [[[-125, 25], [-65, 25], [-95, 50], [-125, 25]]] };
+    const inside = await filtered('S_INTERSECTS(geometry, POLYGON((-125 25, -65 25, -95 50, -125 25)))');
+    expect(inside.length).toBeGreaterThan(0);
+    expect(keys(inside)).toEqual(keys(await searchAll(`intersects=${encodeURIComponent(JSON.stringify(triangle))}`)));
+    const outside = await filtered('S_DISJOINT(geometry, POLYGON((-125 25, -65 25, -95 50, -125 25)))');
+    expect(outside.length + inside.length).toBe(all.length);
+  });
+
+  it('reads cql2-json in a POST body as cql2-text in a GET', async () => {
+    const text = await filtered("collection LIKE 'geonames%' OR S_INTERSECTS(geometry, BBOX(100, -50, 180, 0))");
+    expect(text.length).toBeGreaterThan(0);
+    const json = { op: 'or', args: [{ op: 'like', args: [{ property: 'collection' }, 'geonames%'] }, { op: 's_intersects', args: [{ property: 'geometry' }, { bbox: [100, -50, 180, 0] }] }] };
+    const { status, body } = await request('/stac/api/search', { filter: json, limit: 1000 });
+    expect(status).toBe(200);
+    expect(keys(body.features)).toEqual(keys(text));
+  });
+
+  it.each([
+    ['popul = 5', /no property "popul"; its queryables are id, collection, datetime, title, geometry/],
+    ["S_WITHIN(geometry, BBOX(0, 0, 1, 1))", /S_WITHIN is not served: an Item's footprint is its bounding box/],
+    ["id = 'x' garbage", /found "garbage" at character 10/],
+    ["title > 5", /cannot compare a string value with a number value/],
+    ['S_INTERSECTS(geometry, POLYGON((0 0, 10 10, 10 0, 0 10, 0 0)))', /"filter" holds a geometry that is not a valid geometry/],
+  ])('refuses %s with a 400 that says what and where', async (filter, message) => {
+    const { status, body } = await request(`/stac/api/search?filter=${encodeURIComponent(filter)}`);
+    expect(status).toBe(400);
+    expect(body.description).toMatch(message);
+  });
+
+  it('binds next tokens to the filter: another filter with the token is refused', async () => {
+    const first = await request(`/stac/api/search?limit=2&filter=${encodeURIComponent("id LIKE '%'")}`);
+    const next = new URL(first.body.links.find((link: { rel: string }) => link.rel === 'next').href);
+    next.searchParams.set('filter', "id LIKE 'c%'");
+    const refused = await request(next.pathname + next.search);
+    expect(refused.status).toBe(400);
+    expect(refused.body.description).toMatch(/belongs to a different search/);
+  });
+
+  it('filters a Collection\'s items too, and lists the queryables for both', async () => {
+    const collection = all.find((item) => all.filter((other) => other.collection === item.collection).length > 1)!.collection;
+    const { body } = await request(`/stac/api/collections/${collection}/items?filter=${encodeURIComponent(`id = '${all.find((item) => item.collection === collection)!.id}'`)}`);
+    expect(body.features).toHaveLength(1);
+    const queryables = await request('/stac/api/queryables');
+    expect(Object.keys(queryables.body.properties)).toEqual(['id', 'collection', 'datetime', 'title', 'geometry']);
+    expect((await request(`/stac/api/collections/${collection}/queryables`)).status).toBe(200);
+    expect((await request('/stac/api/collections/no.such/queryables')).status).toBe(404);
+    const landing = await request('/stac/api');
+    expect(landing.body.conformsTo).toContain('https://api.stacspec.org/v1.0.0/item-search#filter');
+    expect(landing.body.links.some((link: { rel: string }) => link.rel === 'http://www.opengis.net/def/rel/ogc/1.0/queryables')).toBe(true);
+  });
+});
