@@ -1,7 +1,7 @@
 import type { H3, H3Event } from 'h3';
 import { createOpenApiDocument } from '../core/api/openapi.ts';
 import type { Route } from '../core/api/route-table.ts';
-import { MAX_STAC_BODY_BYTES, searchRequestFromBody, type StacSearchRequest } from '../core/api/stac/params.ts';
+import { MAX_STAC_BODY_BYTES, searchRequestFromBody, type StacCollectionsRequest, type StacSearchRequest } from '../core/api/stac/params.ts';
 import { STAC_API_INFO, STAC_API_ROUTES, STAC_API_TAGS, STAC_API_TYPES, STAC_ROUTES } from '../core/api/stac/routes.ts';
 import type { CatalogIndex } from '../core/catalog-index.ts';
 import type { RenderContext } from '../core/api/catalog/resources.ts';
@@ -11,7 +11,8 @@ import {
   STAC_API_CONFORMANCE, withQuery, type SearchPageLinks,
 } from '../core/api/stac/api.ts';
 import { StacApiFailure } from '../core/api/stac/api-errors.ts';
-import { createStacFilterTest, readStacFilter, renderStacQueryables } from '../core/api/stac/filter.ts';
+import { STAC_COLLECTION_QUERYABLES } from '../core/api/stac/collection-search.ts';
+import { createStacFilterTest, readStacFilter, renderStacQueryables, type StacFilter } from '../core/api/stac/filter.ts';
 import { stacSearchIndex, warmStacSearchSlices } from '../core/api/stac/search.ts';
 import { runInSlices } from '../core/slices.ts';
 import { safeParseWithFriendlyErrors } from '../schemas/parse.ts';
@@ -57,7 +58,15 @@ export function registerStacRoutes(app: H3, snapshot: () => CatalogSnapshot, opt
       routes: STAC_API_ROUTES, tags: STAC_API_TAGS, info: STAC_API_INFO, serverUrl: context.index.settings.baseUrl,
     }))),
     getStacConformance: answerWith(() => ({ body: { conformsTo: STAC_API_CONFORMANCE }, type: STAC_API_TYPES.json })),
-    getStacCollections: answerWith((event, context) => ({ body: renderStacCollectionsPage(context, parseQuery(STAC_ROUTES.getStacCollections, event)), type: STAC_API_TYPES.json })),
+    getStacCollections: answerWith(async (event, context) => {
+      const request = parseQuery(STAC_ROUTES.getStacCollections, event) as StacCollectionsRequest;
+      const filter = readStacFilter(request, STAC_COLLECTION_QUERYABLES);
+      const hits = filter && await testFilterGeometries(context, filter);
+      return { body: renderStacCollectionsPage(context, request, filter && { filter, hits: hits! }), type: STAC_API_TYPES.json };
+    }),
+    getStacCollectionSearchQueryables: answerWith((_event, context) => ({
+      body: renderStacQueryables(stacApiUrl(context.index.settings.baseUrl, STAC_ROUTES.getStacCollectionSearchQueryables), 'Queryables of Collection search', STAC_COLLECTION_QUERYABLES), type: 'application/schema+json',
+    })),
     getStacCollection: answerWith((_event, context, { collectionId }) => ({ body: renderStacApiCollection(context, String(collectionId)), type: STAC_API_TYPES.json })),
     getStacQueryables: answerWith((_event, context) => ({ body: renderStacQueryables(stacApiUrl(context.index.settings.baseUrl, STAC_ROUTES.getStacQueryables), 'Queryables of item search'), type: 'application/schema+json' })),
     getStacCollectionQueryables: answerWith((_event, context, { collectionId }) => {
@@ -131,12 +140,18 @@ function warmIndexes(index: CatalogIndex): Promise<void> {
 async function search(context: RenderContext, request: StacSearchRequest, options: { collectionId?: string; links: SearchPageLinks }): Promise<Answer> {
   const filter = readStacFilter(request);
   const index = stacSearchIndex(context.index);
-  const filterHits = filter ? await Promise.all(filter.geometries.map((geometry) => geometry && testGeometry(geometry, index.boxes, '"filter" holds a geometry that'))) : [];
-  const test = filter && createStacFilterTest(index, filter, filterHits.map((tested) => tested?.hits));
+  const test = filter && createStacFilterTest(index, filter, await testFilterGeometries(context, filter));
   const searchOptions = { ...options, ...(test ? { filter: test } : {}) };
   if (!request.intersects) return { body: renderStacSearchPage(context, request, searchOptions), type: STAC_API_TYPES.geojson };
   const { hits, digest } = await testGeometry(request.intersects, index.boxes, '"intersects"');
   return { body: renderStacSearchPage(context, request, { ...searchOptions, footprint: { meets: (position) => hits[position] === 1, digest } }), type: STAC_API_TYPES.geojson };
+}
+
+/** GEOS's verdicts on every footprint for each geometry literal of a filter; none for a BBOX, tested in memory. */
+async function testFilterGeometries(context: RenderContext, filter: StacFilter): Promise<(Uint8Array | undefined)[]> {
+  const { boxes } = stacSearchIndex(context.index);
+  const tested = await Promise.all(filter.geometries.map((geometry) => geometry && testGeometry(geometry, boxes, '"filter" holds a geometry that')));
+  return tested.map((verdicts) => verdicts?.hits);
 }
 
 /**

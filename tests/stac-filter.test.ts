@@ -116,3 +116,60 @@ describe('the STAC API Filter extension on item search', () => {
     expect(landing.body.links.some((link: { rel: string }) => link.rel === 'http://www.opengis.net/def/rel/ogc/1.0/queryables')).toBe(true);
   });
 });
+
+describe('STAC API Collection Search', () => {
+  /** Every Collection id a search of /stac/api/collections finds, following next links. */
+  async function collectionsOf(query: string): Promise<string[]> {
+    const ids: string[] = [];
+    let path: string | undefined = `/stac/api/collections?limit=3&${query}`;
+    while (path) {
+      const { status, body } = await request(path);
+      expect(status, JSON.stringify(body)).toBe(200);
+      ids.push(...body.collections.map((collection: { id: string }) => collection.id));
+      const next: string | undefined = body.links.find((link: { rel: string }) => link.rel === 'next')?.href;
+      path = next && new URL(next).pathname + new URL(next).search;
+    }
+    return ids;
+  }
+  const catalogOrder = async () => collectionsOf('');
+  /** The Collections of some Items, in catalog order. */
+  const collectionsOfItems = async (items: Item[]) => {
+    const wanted = new Set(items.map((item) => item.collection));
+    return (await catalogOrder()).filter((id) => wanted.has(id));
+  };
+
+  it('finds the Collections whose Items a bbox, a datetime or free text finds', async () => {
+    expect(await collectionsOf('bbox=-10,35,30,60')).toEqual(await collectionsOfItems(await searchAll('bbox=-10,35,30,60')));
+    const times = all.map((item) => item.properties.datetime).sort();
+    const interval = encodeURIComponent(`${times[0]}/${times[Math.floor(times.length / 3)]}`);
+    expect(await collectionsOf(`datetime=${interval}`)).toEqual(await collectionsOfItems(await searchAll(`datetime=${interval}`)));
+    const byText = await collectionsOf('q=capital');
+    expect(byText.length).toBeGreaterThan(0);
+    expect([...byText].sort()).toEqual((await collectionsOfItems(await searchAll('q=capital'))).sort());
+  });
+
+  it('filters Collections on their own properties and on their Items\' footprints', async () => {
+    const titled = await collectionsOf(`filter=${encodeURIComponent("CASEI(title) LIKE '%capital%'")}`);
+    expect(titled.length).toBeGreaterThan(0);
+    for (const id of titled) expect((await request(`/stac/api/collections/${id}`)).body.title).toMatch(/capital/i);
+    const triangle = 'S_INTERSECTS(geometry, POLYGON((-125 25, -65 25, -95 50, -125 25)))';
+    expect(await collectionsOf(`filter=${encodeURIComponent(triangle)}`)).toEqual(await collectionsOfItems(await filtered(triangle)));
+    const licensed = await collectionsOf(`filter=${encodeURIComponent("license = 'CC-BY-4.0'")}`);
+    expect(licensed.length).toBeGreaterThan(0);
+    expect(licensed.length).toBeLessThan((await catalogOrder()).length);
+  });
+
+  it('sorts by title or id, and refuses what does not sort or filter Collections', async () => {
+    const titles = async (query: string) => Promise.all((await collectionsOf(query)).map(async (id) => (await request(`/stac/api/collections/${id}`)).body.title as string));
+    const descending = await titles('sortby=-title');
+    const fold = (text: string) => text.normalize('NFD').replace(/\p{Mn}/gu, '').toLowerCase();
+    expect(descending.map(fold)).toEqual([...descending].map(fold).sort().reverse());
+    expect((await request('/stac/api/collections?sortby=datetime')).status).toBe(400);
+    const datetime = await request(`/stac/api/collections?filter=${encodeURIComponent("datetime > TIMESTAMP('2020-01-01T00:00:00Z')")}`);
+    expect(datetime.status).toBe(400);
+    expect(datetime.body.description).toMatch(/no property "datetime"/);
+    const queryables = await request('/stac/api/collections/queryables');
+    expect(Object.keys(queryables.body.properties)).toEqual(['id', 'title', 'description', 'license', 'geometry']);
+    expect((await request('/stac/api')).body.conformsTo).toContain('https://api.stacspec.org/v1.0.0-rc.1/collection-search#filter');
+  });
+});

@@ -3,7 +3,8 @@ import type { RenderContext } from '../catalog/resources.ts';
 import { SITE_PATHS } from '../../site/paths.ts';
 import type { StacCollection, StacItem, StacLink } from '../../../schemas/stac.ts';
 import type { StacCollections, StacItemCollection, StacLandingPage } from '../../../schemas/stac-api.ts';
-import { DEFAULT_COLLECTION_LIMIT, DEFAULT_ITEM_LIMIT, type StacSearchRequest } from './params.ts';
+import { DEFAULT_COLLECTION_LIMIT, DEFAULT_ITEM_LIMIT, type StacCollectionsRequest, type StacSearchRequest } from './params.ts';
+import { searchStacCollections, type StacCollectionSearch } from './collection-search.ts';
 import { STAC_API_TYPES, STAC_ROUTES, STAC_SEARCH_REL } from './routes.ts';
 import { StacApiFailure } from './api-errors.ts';
 import { fileVersions, renderStacCollection, renderStacItem, renderStacRoot, STAC_VERSION } from './documents.ts';
@@ -29,6 +30,8 @@ export const STAC_API_CONFORMANCE = [
   'http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core',
   'http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson',
   'https://api.stacspec.org/v1.0.0/item-search#filter',
+  ...['', '#free-text', '#filter', '#sort'].map((part) => `https://api.stacspec.org/v1.0.0-rc.1/collection-search${part}`),
+  'http://www.opengis.net/spec/ogcapi-common-2/1.0/conf/simple-query',
   'http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/filter',
   'http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/features-filter',
   'http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/queryables',
@@ -64,16 +67,23 @@ export function renderStacLandingPage(context: RenderContext): StacLandingPage {
   return { type: 'Catalog', stac_version: STAC_VERSION, id: root.id, ...(root.title ? { title: root.title } : {}), description: root.description, conformsTo: STAC_API_CONFORMANCE, links };
 }
 
-/** One page of the Collections, in catalog order. */
-export function renderStacCollectionsPage(context: RenderContext, request: { limit?: number; token?: string }): StacCollections {
+/**
+ * One page of the Collections: in catalog order, or those a Collection Search matches (`filter`: the request's read
+ * filter and GEOS's verdicts for its geometry literals, as for item search).
+ */
+export function renderStacCollectionsPage(context: RenderContext, request: StacCollectionsRequest, filter?: StacCollectionSearch['filter']): StacCollections {
   const { baseUrl } = context.index.settings;
   const search = stacSearchIndex(context.index);
-  const all = [...search.collections.values()];
+  const { limit: _limit, token: _token, ...criteria } = request;
+  const searched = Object.keys(criteria).length > 0;
+  const { filter: _filterText, ...unfiltered } = request;
+  const ids = searched ? searchStacCollections(context.index, { ...unfiltered, ...(filter ? { filter } : {}) }) : undefined;
+  const all = ids ? ids.map((id) => search.collections.get(id)!) : [...search.collections.values()];
   const limit = request.limit ?? DEFAULT_COLLECTION_LIMIT;
-  const digest = hashText('collections');
+  const digest = hashText(searched ? JSON.stringify(['collections', criteria]) : 'collections');
   const offset = readOffset(request.token, digest, search.fingerprint);
   const page = all.slice(offset, offset + limit).map(({ collection, dataset }) => renderStacCollection(context, collection, dataset, 'api'));
-  const pageUrl = (token?: string) => withQuery(stacApiUrl(baseUrl, STAC_ROUTES.getStacCollections), STAC_ROUTES.getStacCollections.encodeQuery({ limit: request.limit, token }));
+  const pageUrl = (token?: string) => withQuery(stacApiUrl(baseUrl, STAC_ROUTES.getStacCollections), STAC_ROUTES.getStacCollections.encodeQuery({ ...request, token } as Parameters<typeof STAC_ROUTES.getStacCollections.encodeQuery>[0]));
   const links: StacLink[] = [
     { rel: 'self', href: pageUrl(request.token), type: STAC_API_TYPES.json },
     { rel: 'root', href: stacApiUrl(baseUrl), type: STAC_API_TYPES.json },

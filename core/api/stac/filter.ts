@@ -19,9 +19,10 @@ export const STAC_QUERYABLES: ReadonlyMap<string, Cql2PropertyType> = new Map<st
   ['id', 'string'], ['collection', 'string'], ['datetime', 'timestamp'], ['title', 'string'], ['geometry', 'geometry'],
 ]);
 
-/** What each queryable is, for the queryables document. */
+/** What each queryable is, for the queryables documents of Items and of Collections. */
 const QUERYABLE_TITLES: Record<string, string> = {
-  id: 'Item id (the file slug)', collection: 'Collection id', datetime: 'Item datetime', title: 'Item title (the file name)', geometry: 'Footprint',
+  id: 'The id', collection: 'Collection id', datetime: 'Item datetime', title: 'The title (a file\'s name, a dataset\'s name)',
+  description: 'The dataset\'s description', license: 'The licence: an SPDX id, or other', geometry: 'The footprint (of an Item, or of any Item of a Collection)',
 };
 
 /** A filter read from a search: its tree, and its geometry literals other than BBOX, which GEOS must test. */
@@ -31,13 +32,16 @@ export interface StacFilter {
   geometries: (Cql2Geometry | undefined)[];
 }
 
-/** Reads the filter of a search, or undefined without one; a 400 that says what and where when it is not valid. */
-export function readStacFilter(request: Pick<StacSearchRequest, 'filter' | 'filter-lang'>): StacFilter | undefined {
+/**
+ * Reads the filter of a search against its queryables (the Items', or the Collections'), or undefined without one;
+ * a 400 that says what and where when it is not valid.
+ */
+export function readStacFilter(request: Pick<StacSearchRequest, 'filter' | 'filter-lang'>, queryables: ReadonlyMap<string, Cql2PropertyType> = STAC_QUERYABLES): StacFilter | undefined {
   if (request.filter === undefined) return undefined;
   const lang = request['filter-lang'] ?? 'cql2-text';
   try {
     const expression = readCql2Filter(request.filter, lang);
-    checkCql2(expression, STAC_QUERYABLES);
+    checkCql2(expression, queryables);
     refuseFootprintOps(expression);
     const geometries = listSpatialLiterals(expression).map((literal) => ('bbox' in literal ? undefined : literal));
     return { expression, geometries };
@@ -73,10 +77,10 @@ export function createStacFilterTest(search: StacSearchIndex, filter: StacFilter
   });
 }
 
-/** The queryables document (JSON Schema), for the whole search or one Collection's items. */
-export function renderStacQueryables(id: string, title: string): object {
+/** A queryables document (JSON Schema): of item search or a Collection's items, or of Collection search. */
+export function renderStacQueryables(id: string, title: string, queryables: ReadonlyMap<string, Cql2PropertyType> = STAC_QUERYABLES): object {
   const properties: Record<string, object> = Object.create(null);
-  for (const [name, type] of STAC_QUERYABLES) {
+  for (const [name, type] of queryables) {
     properties[name] = type === 'geometry' ? { title: QUERYABLE_TITLES[name], $ref: 'https://geojson.org/schema/Geometry.json' }
       : type === 'timestamp' ? { title: QUERYABLE_TITLES[name], type: 'string', format: 'date-time' }
       : { title: QUERYABLE_TITLES[name], type };

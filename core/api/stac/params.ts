@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { tokenize } from '../../text.ts';
 import { STAC_SORT_FIELDS, type StacSortKey } from './search.ts';
+import { STAC_COLLECTION_SORT_FIELDS, type StacCollectionSortKey } from './collection-search.ts';
 import {
   DEFAULT_ITEM_LIMIT, describeGeometrySize, MAX_ITEM_LIMIT, MAX_FREE_TEXT_LENGTH, MAX_FREE_TEXT_TERMS, MAX_FREE_TEXT_WORDS, MAX_INTERSECTS_PARTS, MAX_INTERSECTS_POSITIONS, MAX_INTERSECTS_RINGS,
   MAX_PAGE_TOKEN_LENGTH, MAX_SEARCH_NAMES, MAX_SORT_KEYS, measureGeometry, type StacSearchBodyIntake,
@@ -189,8 +190,41 @@ export const SEARCH_QUERY = {
 /** Query parameters of `GET /stac/api/collections/{collectionId}/items`: the OGC API - Features ones. */
 export const ITEMS_QUERY = { bbox: BboxParam, datetime: DatetimeParam, ...FilterParams, limit: limitParam(DEFAULT_ITEM_LIMIT, MAX_ITEM_LIMIT), token: TokenParam };
 
-/** Query parameters of `GET /stac/api/collections`. */
-export const COLLECTIONS_QUERY = { limit: limitParam(DEFAULT_COLLECTION_LIMIT, MAX_COLLECTION_LIMIT).describe(`Collections per page; ${DEFAULT_COLLECTION_LIMIT} when omitted, a value above ${MAX_COLLECTION_LIMIT} is read as ${MAX_COLLECTION_LIMIT}.`), token: TokenParam };
+const CollectionSortByParam = textCodec<StacCollectionSortKey[]>(
+  (text) => {
+    const keys = text.split(',').map((key) => (key.trim() === key ? key : `+${key.trim()}`)).filter((key) => key !== '' && key !== '+');
+    if (keys.length > MAX_SORT_KEYS) return { ok: false, detail: `has ${keys.length} keys; at most ${MAX_SORT_KEYS} are allowed` };
+    const value: StacCollectionSortKey[] = [];
+    for (const key of keys) {
+      const field = key.replace(/^[+-]/, '');
+      if (!(STAC_COLLECTION_SORT_FIELDS as readonly string[]).includes(field)) return { ok: false, detail: `cannot sort Collections on "${field.slice(0, 60)}"; they sort on ${STAC_COLLECTION_SORT_FIELDS.join(', ')}` };
+      value.push({ field: field as StacCollectionSortKey['field'], direction: key.startsWith('-') ? 'desc' : 'asc' });
+    }
+    return { ok: true, value };
+  },
+  (keys) => keys.map((key) => `${key.direction === 'desc' ? '-' : '+'}${key.field}`).join(','),
+  `Sort keys separated by commas, each +field (ascending) or -field: ${STAC_COLLECTION_SORT_FIELDS.join(', ')}. Without it, Collections come in catalog order, or best free-text match first with q.`,
+);
+
+/**
+ * Query parameters of `GET /stac/api/collections` (STAC API Collection Search): a Collection meets `bbox`,
+ * `datetime` and a spatial `filter` when one of its Items does, and free text by its best Item.
+ */
+export const COLLECTIONS_QUERY = {
+  bbox: BboxParam,
+  datetime: DatetimeParam,
+  q: FreeTextParam,
+  ...FilterParams,
+  filter: FilterParams.filter.describe('A CQL2 filter on the queryables of Collections (/stac/api/collections/queryables: id, title, description, license, geometry, the last met when any Item\'s footprint meets it).'),
+  sortby: CollectionSortByParam,
+  limit: limitParam(DEFAULT_COLLECTION_LIMIT, MAX_COLLECTION_LIMIT).describe(`Collections per page; ${DEFAULT_COLLECTION_LIMIT} when omitted, a value above ${MAX_COLLECTION_LIMIT} is read as ${MAX_COLLECTION_LIMIT}.`),
+  token: TokenParam,
+};
+
+/** A Collection search, as the GET parameters give it. */
+export interface StacCollectionsRequest extends Pick<StacSearchRequest, 'bbox' | 'datetime' | 'q' | 'filter' | 'filter-lang' | 'filter-crs' | 'limit' | 'token'> {
+  sortby?: StacCollectionSortKey[];
+}
 
 /** Refuses `bbox` and `intersects` together, as STAC API item search requires. */
 export function refineSearch<T extends { bbox?: unknown; intersects?: unknown }>(values: T): T | ParseFailure {

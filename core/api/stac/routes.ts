@@ -64,9 +64,15 @@ export const STAC_ROUTES = {
   }),
   getStacCollections: defineRoute({
     id: 'getStacCollections', method: 'GET', path: '/stac/api/collections', tag: TAG, summary: 'Collections',
-    description: 'One page of the Collections (a Collection per dataset, in catalog order), with a next link while there are more.',
+    description: 'One page of the Collections (a Collection per dataset), with a next link while there are more: all of them in catalog order, or those a Collection Search matches (bbox, datetime, q, filter, sortby; a Collection meets bbox, datetime and a spatial filter when one of its Items does, and q by its best Item).',
     query: COLLECTIONS_QUERY, headers: CONDITIONAL_HEADERS,
     responses: { 200: body(StacCollectionsSchema, 'A page of Collections.'), 304: NOT_MODIFIED, 400: BAD_PARAMETER, 405: WRONG_METHOD },
+  }),
+  getStacCollectionSearchQueryables: defineRoute({
+    id: 'getStacCollectionSearchQueryables', method: 'GET', path: '/stac/api/collections/queryables', tag: TAG, summary: 'Queryables of Collection search',
+    description: 'A JSON Schema of what a filter of /stac/api/collections names: id, title, description, license, and geometry (met when any Item\'s footprint meets it). Query parameters are ignored.',
+    headers: CONDITIONAL_HEADERS,
+    responses: { 200: body(z.looseObject({ properties: z.record(z.string(), z.looseObject({})) }), 'The queryables.', 'application/schema+json'), 304: NOT_MODIFIED, 405: WRONG_METHOD },
   }),
   getStacCollection: defineRoute({
     id: 'getStacCollection', method: 'GET', path: '/stac/api/collections/{collectionId}', tag: TAG, summary: 'Collection',
