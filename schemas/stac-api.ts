@@ -206,6 +206,10 @@ const searchBodyFields = {
   token: z.string().max(MAX_PAGE_TOKEN_LENGTH, `is longer than ${MAX_PAGE_TOKEN_LENGTH} characters, so it is not a token of this API`).describe('The token of a next link.').optional(),
   filter: z.union([z.string(), z.looseObject({})]).describe('A CQL2 filter on the queryables (id, collection, datetime, title, geometry): a cql2-json object, or cql2-text in a string.').optional(),
   'filter-lang': z.enum(['cql2-text', 'cql2-json']).describe('The encoding of filter: cql2-json for an object (the default then), cql2-text for a string (the default then).').optional(),
+  fields: z.strictObject({
+    include: z.array(z.string().max(200)).max(64).nullable().optional(),
+    exclude: z.array(z.string().max(200)).max(64).nullable().optional(),
+  }).describe('Which fields of each Item to return (the Fields extension): dotted paths to include and to exclude; with neither, the default set of a valid Item.').optional(),
   'filter-crs': z.literal('http://www.opengis.net/def/crs/OGC/1.3/CRS84').describe('The CRS of the filter\'s geometry literals: CRS84, the only one.').optional(),
 };
 

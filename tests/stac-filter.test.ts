@@ -173,3 +173,33 @@ describe('STAC API Collection Search', () => {
     expect((await request('/stac/api')).body.conformsTo).toContain('https://api.stacspec.org/v1.0.0-rc.1/collection-search#filter');
   });
 });
+
+describe('the STAC API Fields extension on item search', () => {
+  const first = async (query: string, body?: unknown) => (await request(`/stac/api/search?limit=2${query}`, body)).body;
+  const shape = (item: Record<string, unknown>) => Object.fromEntries(Object.entries(item).map(([key, value]) => [key, key === 'properties' ? Object.keys(value as object).sort() : true]));
+
+  it('returns the fields asked for, as the extension\'s table says', async () => {
+    const full = (await first('')).features[0];
+    expect(Object.keys(full)).toContain('collection');
+    const included = await first(`&fields=${encodeURIComponent('id,properties.datetime')}`);
+    expect(shape(included.features[0])).toEqual({ id: true, properties: ['datetime'] });
+    const next = new URL(included.links.find((link: { rel: string }) => link.rel === 'next').href);
+    expect(next.searchParams.get('fields')).toBe('id,properties.datetime');
+    const defaults = (await request('/stac/api/search', { limit: 1, fields: {} })).body.features[0];
+    expect(Object.keys(defaults).sort()).toEqual(['assets', 'bbox', 'geometry', 'id', 'links', 'properties', 'stac_version', 'type']);
+    expect(Object.keys(defaults.properties)).toEqual(['datetime']);
+    const lessDefaults = (await first(`&fields=${encodeURIComponent('-assets,-links')}`)).features[0];
+    expect(Object.keys(lessDefaults).sort()).toEqual(['bbox', 'geometry', 'id', 'properties', 'stac_version', 'type']);
+  });
+
+  it('reads include and exclude from a POST body, the more specific path winning', async () => {
+    const full = (await first('')).features[0];
+    const allBut = (await request('/stac/api/search', { limit: 1, fields: { exclude: ['assets'] } })).body.features[0];
+    expect(Object.keys(allBut).sort()).toEqual(Object.keys(full).filter((key) => key !== 'assets').sort());
+    const lessDatetime = (await request('/stac/api/search', { limit: 1, fields: { include: ['id', 'properties'], exclude: ['properties.datetime'] } })).body.features[0];
+    expect(shape(lessDatetime)).toEqual({ id: true, properties: Object.keys(full.properties).filter((key) => key !== 'datetime').sort() });
+    const onlyTitle = (await request('/stac/api/search', { limit: 1, fields: { include: ['properties.title'], exclude: ['properties'] } })).body.features[0];
+    expect(shape(onlyTitle)).toEqual({ properties: ['title'] });
+    expect((await request('/stac/api')).body.conformsTo).toContain('https://api.stacspec.org/v1.0.0/item-search#fields');
+  });
+});

@@ -5,6 +5,7 @@ import type { StacCollection, StacItem, StacLink } from '../../../schemas/stac.t
 import type { StacCollections, StacItemCollection, StacLandingPage } from '../../../schemas/stac-api.ts';
 import { DEFAULT_COLLECTION_LIMIT, DEFAULT_ITEM_LIMIT, type StacCollectionsRequest, type StacSearchRequest } from './params.ts';
 import { searchStacCollections, type StacCollectionSearch } from './collection-search.ts';
+import { projectFields } from './fields.ts';
 import { STAC_API_TYPES, STAC_ROUTES, STAC_SEARCH_REL } from './routes.ts';
 import { StacApiFailure } from './api-errors.ts';
 import { fileVersions, renderStacCollection, renderStacItem, renderStacRoot, STAC_VERSION } from './documents.ts';
@@ -30,6 +31,7 @@ export const STAC_API_CONFORMANCE = [
   'http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core',
   'http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson',
   'https://api.stacspec.org/v1.0.0/item-search#filter',
+  'https://api.stacspec.org/v1.0.0/item-search#fields',
   ...['', '#free-text', '#filter', '#sort'].map((part) => `https://api.stacspec.org/v1.0.0-rc.1/collection-search${part}`),
   'http://www.opengis.net/spec/ogcapi-common-2/1.0/conf/simple-query',
   'http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/filter',
@@ -149,7 +151,8 @@ export function renderStacSearchPage(
     ...(request.sortby ? { sortby: request.sortby } : {}),
     ...(options.filter ? { test: options.filter } : {}),
   });
-  const features = Array.from(matched.subarray(offset, offset + limit), (position) => renderStacItem(context, search.entries[position]!, undefined, 'api'));
+  const items = Array.from(matched.subarray(offset, offset + limit), (position) => renderStacItem(context, search.entries[position]!, undefined, 'api'));
+  const features = request.fields ? items.map((item) => projectFields(item as unknown as Record<string, unknown>, request.fields!) as unknown as StacItem) : items;
   const { baseUrl } = context.index.settings;
   const links: StacLink[] = [
     { rel: 'self', href: options.links.self, type: STAC_API_TYPES.geojson },

@@ -10,6 +10,7 @@ import { findJsonDepthProblem, MAX_JSON_DEPTH } from '../../json-depth.ts';
 import type { ParseFailure } from '../route-table.ts';
 import { readBbox, readBboxText, readDatetime, type Bbox2d, type TimeInterval } from '../extent-params.ts';
 import { CRS84, MAX_FILTER_LENGTH } from '../ogc/params.ts';
+import { MAX_FIELDS, readFieldsText, writeFieldsText, type StacFields } from './fields.ts';
 
 /**
  * Parameters of the STAC API, each declared once: the GET query codecs (text ↔ value, so next links are written
@@ -44,6 +45,8 @@ export interface StacSearchRequest {
   sortby?: StacSortKey[];
   limit?: number;
   token?: string;
+  /** Which fields of each Item to return (the Fields extension). */
+  fields?: StacFields;
   /** A CQL2 filter as it was sent (JSON text for a cql2-json object), read by core/api/stac/filter.ts. */
   filter?: string;
   'filter-lang'?: 'cql2-text' | 'cql2-json';
@@ -171,6 +174,9 @@ const FilterParams = {
   'filter-crs': z.literal(CRS84).describe('The CRS of the filter\'s geometry literals: CRS84, the only one.'),
 };
 
+const FieldsParam = textCodec<StacFields>(readFieldsText, writeFieldsText,
+  `Which fields of each Item to return, comma-separated dotted paths (properties.datetime): a path alone or with + is included, with - excluded. Included paths are all there is; with only excluded ones, they leave the default set (type, stac_version, id, geometry, bbox, links, assets, properties.datetime). At most ${MAX_FIELDS} paths.`);
+
 const TokenParam = z.string().meta({ maxLength: MAX_PAGE_TOKEN_LENGTH }).describe('Where the next page starts: the token of a next link, passed on as it is.');
 
 /** Query parameters of `GET /stac/api/search`. */
@@ -183,6 +189,7 @@ export const SEARCH_QUERY = {
   q: FreeTextParam,
   sortby: SortByParam,
   ...FilterParams,
+  fields: FieldsParam,
   limit: limitParam(DEFAULT_ITEM_LIMIT, MAX_ITEM_LIMIT),
   token: TokenParam,
 };
@@ -270,6 +277,7 @@ export function searchRequestFromBody(body: StacSearchBodyIntake): { ok: true; v
     request['filter-lang'] = body['filter-lang'] ?? (typeof body.filter === 'string' ? 'cql2-text' : 'cql2-json');
   }
   if (body['filter-crs'] !== undefined) request['filter-crs'] = body['filter-crs'];
+  if (body.fields !== undefined) request.fields = body.fields;
   if (body.limit !== undefined) request.limit = Math.min(body.limit, MAX_ITEM_LIMIT);
   if (body.token !== undefined) request.token = body.token;
   const refined = refineSearch(request);
