@@ -32,20 +32,22 @@ const SPATIAL_TESTS: Record<string, { first: SpatialTest; second: SpatialTest }>
   s_within: { first: 'within', second: 'contains' }, s_contains: { first: 'contains', second: 'within' },
 };
 /**
- * A bound of a time span: a TIMESTAMP expression, or an open end (`..`), -1 before every time and 1 after. Open ends
- * are compared here, not in SQL: DuckDB folds a date column's cast against an infinite TIMESTAMP into a cast of the
- * infinity to DATE, which fails ("Can't get TIME of infinite TIMESTAMP").
+ * A bound of a time span: what writes its TIMESTAMP expression (binding its literal, if any, when it is written:
+ * DuckDB refuses a parameter the SQL does not use, and a relation may not read every bound), or an open end (`..`),
+ * -1 before every time and 1 after. Open ends are compared here, not in SQL: DuckDB folds a date column's cast
+ * against an infinite TIMESTAMP into a cast of the infinity to DATE, which fails ("Can't get TIME of infinite
+ * TIMESTAMP").
  */
-type Bound = string | -1 | 1;
+type Bound = (() => string) | -1 | 1;
 
 /** A time span: its begin and end (the same for an instant). */
 type Span = Record<SpanBound, Bound>;
 
 /** A comparison of two bounds, as SQL: TRUE or FALSE when an open end decides it. */
 function compareBounds(x: Bound, op: TimeComparison, y: Bound): string {
-  if (typeof x === 'string' && typeof y === 'string') return `${x} ${op} ${y}`;
+  if (typeof x === 'function' && typeof y === 'function') return `${x()} ${op} ${y()}`;
   // An open end against a time, or two open ends: order them as numbers, a time being 0.
-  const [left, right] = [typeof x === 'string' ? 0 : x, typeof y === 'string' ? 0 : y];
+  const [left, right] = [typeof x === 'function' ? 0 : x, typeof y === 'function' ? 0 : y];
   const holds = { '<': left < right, '<=': left <= right, '=': left === right && left !== 0, '>': left > right, '>=': left >= right }[op];
   return holds ? 'TRUE' : 'FALSE';
 }
@@ -106,11 +108,11 @@ export function compileCql2(expression: Cql2Expression, context: Cql2SqlContext,
     if (typeof node === 'object' && node !== null && !Array.isArray(node) && 'interval' in node) {
       const [begin, end] = node.interval.map((bound, index): Bound => {
         if (bound === '..') return index === 0 ? -1 : 1;
-        return typeof bound === 'string' ? timestamp(bound) : `CAST(${compile(bound)} AS TIMESTAMP)`;
+        return typeof bound === 'string' ? () => timestamp(bound) : () => `CAST(${compile(bound)} AS TIMESTAMP)`;
       }) as [Bound, Bound];
       return { begin, end };
     }
-    const instant = scalar(node, true);
+    const instant = () => scalar(node, true);
     return { begin: instant, end: instant };
   };
 
