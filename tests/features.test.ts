@@ -31,6 +31,14 @@ const qgisPython = await (async () => {
   return null;
 })();
 if (!qgisPython) console.warn('features: no Python here imports QGIS (apt-get install -y python3-qgis qgis-providers), so the QGIS OAPIF test is skipped');
+/** A Python that imports OWSLib (Debian's python3-owslib installs it for the system Python), or null. */
+const owslibPython = await (async () => {
+  for (const python of ['python3', '/usr/bin/python3']) {
+    if (await run(python, ['-c', 'import owslib.ogcapi.features']).then(() => true, () => false)) return python;
+  }
+  return null;
+})();
+if (!owslibPython) console.warn('features: no Python here imports OWSLib (apt-get install -y python3-owslib), so the OWSLib filter test is skipped');
 
 /** The OGC core schemas (YAML, JSON Schema 2020-12 spelling) compiled with ajv, by file name. */
 function loadOgcSchemas(): (name: string) => ValidateFunction {
@@ -474,6 +482,24 @@ describe.skipIf(!qgisPython)('QGIS reads the API with its OAPIF provider', () =>
     const [west, south, east, north] = numbers.map(Number) as [number, number, number, number];
     // QGIS 3.22 swapped a crossing first box into [-64.6, 144.6], the Atlantic and Europe, which holds none of these places.
     for (const [name, lon, lat] of US_PLACES) expect(lon >= west && lon <= east && lat >= south && lat <= north, `${name} in ${numbers.join(', ')}`).toBe(true);
+  });
+});
+
+describe.skipIf(!owslibPython)('OWSLib reads the API with a CQL2 filter', () => {
+  it('gets the features the filter selects, as the API answers them', async () => {
+    const filter = "population > 10000000 AND S_INTERSECTS(geometry, BBOX(60, 0, 150, 60))";
+    const script = [
+      'import sys, json', 'from owslib.ogcapi.features import Features',
+      'api = Features(sys.argv[1])',
+      "items = api.collection_items(sys.argv[2], limit=1000, filter=sys.argv[3], **{'filter-lang': 'cql2-text'})",
+      "print(json.dumps({'matched': items.get('numberMatched'), 'names': [feature['properties']['name'] for feature in items['features']]}))",
+    ].join('\n');
+    const { stdout } = await run(owslibPython!, ['-c', script, `${site.origin}/features`, 'geonames.megacities.megacities', filter], { timeout: 120_000 });
+    const read = JSON.parse(stdout.trim().split('\n').at(-1)!) as { matched: number; names: string[] };
+    const { body } = await getJson(`/features/collections/geonames.megacities.megacities/items?limit=1000&filter=${encodeURIComponent(filter)}`);
+    expect(read.names.length).toBeGreaterThan(3);
+    expect(read.names).toEqual(body.features.map((feature: { properties: { name: string } }) => feature.properties.name));
+    expect(read.matched).toBe(body.numberMatched);
   });
 });
 
