@@ -8,6 +8,7 @@ import type { QueryService, QueryTile } from '../query/service.ts';
 import { serverTiming, startSteps, STEP, type StepClock } from '../query/steps.ts';
 import { QUERY_ROUTES, QUERY_TOKEN_HEADER, TILE_CONTENT_TYPE } from '../core/api/catalog/routes.ts';
 import type { DownloadFormat } from '../core/api/download-formats.ts';
+import { renderQueryTileset } from '../core/api/ogc/tiles.ts';
 import { readJsonBody } from './body.ts';
 import { requestClientOf } from './client-address.ts';
 import { mapQueryError, queryHttpError } from './errors.ts';
@@ -22,6 +23,8 @@ export interface QueryRouteOptions {
   tileMaxAge: number;
   /** Milliseconds a download's client may take no bytes before the response is cut (GEOSHELF_SEND_IDLE_TIMEOUT_MS). */
   sendIdleTimeoutMs: number;
+  /** The `{base_url}` of the build in force, which a tileset's tile template starts with. */
+  baseUrl: () => string;
 }
 
 /**
@@ -37,7 +40,7 @@ export function registerQueryRoutes(app: H3, service: QueryService, options: Que
    * and links cannot set headers; map_configuration names both). Pages are POSTs with a JSON body, sent by clients
    * that can set a header, so they take the header only and keep tokens out of URLs and logs.
    */
-  const tokenOf = (event: H3Event, route: typeof QUERY_ROUTES.getQueryBounds | typeof QUERY_ROUTES.getQueryTile | typeof QUERY_ROUTES.getQueryDownload) => {
+  const tokenOf = (event: H3Event, route: typeof QUERY_ROUTES.getQueryBounds | typeof QUERY_ROUTES.getQueryTile | typeof QUERY_ROUTES.getQueryDownload | typeof QUERY_ROUTES.getQueryTileset) => {
     const query = route.parseQuery(event.url.searchParams);
     if (!query.ok) throw queryFailure('invalid_request', query.detail);
     return token(event) ?? query.value.token;
@@ -72,6 +75,13 @@ export function registerQueryRoutes(app: H3, service: QueryService, options: Que
         const address = { z: Number(z), x: Number(x), y: Number(y) };
         const tile = await service.tile(String(query_id), tokenOf(event, QUERY_ROUTES.getQueryTile), address, requestClientOf(event), { steps });
         return timed(respondTile(event.req, tile, options.tileMaxAge), steps);
+      },
+      getQueryTileset: async (event, { query_id }) => {
+        const queryToken = tokenOf(event, QUERY_ROUTES.getQueryTileset);
+        const { bounds } = await service.bounds(String(query_id), queryToken, requestClientOf(event), { steps: startSteps() });
+        const query = QUERY_ROUTES.getQueryTileset.parseQuery(event.url.searchParams);
+        const format = query.ok ? (query.value.f ?? 'json') : 'json';
+        return json(renderQueryTileset(options.baseUrl(), String(query_id), queryToken!, bounds, format), event.req.method === 'HEAD');
       },
       getQueryDownload: async (event, { query_id, format }) => {
         const file = await service.download(String(query_id), tokenOf(event, QUERY_ROUTES.getQueryDownload), format as DownloadFormat, requestClientOf(event));

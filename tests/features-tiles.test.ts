@@ -10,6 +10,7 @@ import { PmTilesFileSource } from '../runtime/pmtiles-file-source.ts';
 import type { GeoshelfServer } from '../server/app.ts';
 import { makeTempDir } from './helpers/catalog.ts';
 import { get, sampleConfig, sampleServer } from './helpers/sample.ts';
+import { getWithToken, post, queryServer, sourceRef } from './helpers/queries.ts';
 
 const HAS_OGRINFO = spawnSync('ogrinfo', ['--version'], { encoding: 'utf8' }).status === 0;
 if (!HAS_OGRINFO) console.log('SKIPPED: ogrinfo is not on PATH (apt-get install -y gdal-bin), so GDAL does not read the OGC API tiles here.');
@@ -132,5 +133,33 @@ describe('OGC API - Tiles over the PMTiles twins', () => {
     const url = new URL(body.tiles[0].replace('{z}', '0').replace('{x}', '0').replace('{y}', '0'));
     const viaTemplate = await get(server, url.pathname);
     expect(viaTemplate.status).toBe(header.minZoom === 0 ? 200 : 404);
+  });
+});
+
+describe('a query result\'s tiles as a tileset', () => {
+  let queries: GeoshelfServer;
+  beforeAll(() => {
+    queries = queryServer();
+  });
+  afterAll(() => queries?.close());
+
+  it('gives an OGC tileset and a TileJSON whose templates, with the token, serve the result\'s tiles', async () => {
+    const created = await post(queries, '/api/queries', { sources: [sourceRef(queries, 'cities', 'geonames', 'megacities', 'megacities')], sql: 'SELECT name, geometry FROM cities WHERE population > 5000000' });
+    const { query_id: id, query_token: token } = await created.json() as { query_id: string; query_token: string };
+    const tileJson = await (await getWithToken(queries, `/api/queries/${id}/tileset?f=tilejson`, token)).json() as { tiles: string[]; bounds: number[]; vector_layers: { id: string }[] };
+    expect(tileJson.vector_layers.map((layer) => layer.id)).toEqual(['result']);
+    expect(tileJson.bounds[0]).toBeLessThan(tileJson.bounds[2]!);
+    const { row, col } = tileOf(139.69, 35.69, 4);
+    const tileUrl = new URL(tileJson.tiles[0]!.replace('{z}', '4').replace('{x}', String(col)).replace('{y}', String(row)));
+    const tile = await get(queries, tileUrl.pathname + tileUrl.search);
+    expect(tile.status).toBe(200);
+    const layer = new VectorTile(new PbfReader(new Uint8Array(await tile.arrayBuffer()))).layers.result!;
+    expect(Array.from({ length: layer.length }, (_, index) => layer.feature(index).properties.name)).toContain('Tokyo');
+    const tileset = await (await get(queries, `/api/queries/${id}/tileset?token=${encodeURIComponent(token)}`)).json() as { links: { rel: string; href: string; templated?: boolean }[] };
+    const item = tileset.links.find((link) => link.rel === 'item')!;
+    expect(item.templated).toBe(true);
+    const ogcUrl = new URL(item.href.replace('{tileMatrix}', '4').replace('{tileRow}', String(row)).replace('{tileCol}', String(col)));
+    expect(new Uint8Array(await (await get(queries, ogcUrl.pathname + ogcUrl.search)).arrayBuffer())).toEqual(new Uint8Array(await (await get(queries, tileUrl.pathname + tileUrl.search)).arrayBuffer()));
+    expect((await get(queries, `/api/queries/${id}/tileset`)).status).toBeGreaterThanOrEqual(400);
   });
 });

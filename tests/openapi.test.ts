@@ -40,6 +40,7 @@ describe('the OpenAPI document', () => {
       '/api/queries/{query_id}/download.{format}',
       '/api/queries/{query_id}/pages',
       '/api/queries/{query_id}/tiles/{z}/{x}/{y}.mvt',
+      '/api/queries/{query_id}/tileset',
     ]);
   });
 

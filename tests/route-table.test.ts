@@ -60,6 +60,7 @@ describe('query route declarations', () => {
       'POST /api/queries/:query_id/pages',
       'GET /api/queries/:query_id/bounds',
       'GET /api/queries/:query_id/tiles/:z/:x/:y.mvt',
+      'GET /api/queries/:query_id/tileset',
       'GET /api/queries/:query_id/download.:format',
     ]);
   });

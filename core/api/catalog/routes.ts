@@ -205,6 +205,15 @@ export const QUERY_ROUTES = {
       422: queryError('The result has no geometry.'),
     },
   }),
+  getQueryTileset: defineRoute({
+    id: 'getQueryTileset', method: 'GET', path: '/api/queries/{query_id}/tileset', tag: QUERIES, summary: 'Tiles of a result as a tileset',
+    description: `The vector tiles of the query result as a tileset of OGC API - Tiles (f=json, WebMercatorQuad) or as TileJSON 3.0.0 (f=tilejson, which MapLibre reads as a vector source), its bounds the result's and its tile template the tile route with the token. The token goes in ${QUERY_TOKEN_HEADER} or the token query parameter.`,
+    pathParams: { query_id: QueryIdParam },
+    headers: { [QUERY_TOKEN_HEADER]: QueryTokenSchema.optional().describe('The query_token; or use the token query parameter.') },
+    query: { token: QueryTokenSchema.describe('The query_token, when the header cannot be sent.'), f: z.enum(['json', 'tilejson']).describe('json (the OGC tileset, when omitted) or tilejson.') },
+    unknownQuery: 'ignore',
+    responses: { 200: json(z.looseObject({}), 'The tileset, or its TileJSON.'), ...queryFailures, 422: queryError('The result has no geometry to tile.') },
+  }),
   getQueryDownload: defineRoute({
     id: 'getQueryDownload', method: 'GET', path: '/api/queries/{query_id}/download.{format}', tag: QUERIES, summary: 'Download a whole result',
     description: `The whole result of the query as one file, at most GEOSHELF_QUERY_DOWNLOAD_MAX_ROWS rows: ${listOf(DOWNLOADS.map((format) => format.title), 'or')}, sent as an attachment. The token goes in ${QUERY_TOKEN_HEADER}, or in the token query parameter so that a link downloads it; other query parameters are ignored.`,

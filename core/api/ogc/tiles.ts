@@ -163,3 +163,30 @@ export function renderTileJson(baseUrl: string, layer: FeatureLayer, facts: Arch
     vector_layers: facts.layers.map((vectorLayer) => ({ id: vectorLayer.id, fields: vectorLayer.fields, minzoom: facts.minZoom, maxzoom: facts.maxZoom })),
   };
 }
+
+/**
+ * A query result's tiles as a tileset: the OGC TileSet document (`json`) or TileJSON 3.0.0 (`tilejson`), whose tile
+ * template is the query's own tile route with its token, the only way to read the result. Its bounds are the
+ * result's; a token past its lifetime makes the tiles, not this document, answer 401.
+ */
+export function renderQueryTileset(baseUrl: string, queryId: string, token: string, bounds: [number, number, number, number], format: 'json' | 'tilejson'): object {
+  const tiles = `${baseUrl}/api/queries/${encodeURIComponent(queryId)}/tiles`;
+  const withToken = `?token=${encodeURIComponent(token)}`;
+  if (format === 'tilejson') {
+    return {
+      tilejson: '3.0.0', name: `Query ${queryId}`, scheme: 'xyz', tiles: [`${tiles}/{z}/{x}/{y}.mvt${withToken}`], minzoom: 0, maxzoom: MAX_TILE_MATRIX,
+      bounds, vector_layers: [{ id: 'result', fields: {} }],
+    };
+  }
+  return {
+    title: `Query ${queryId}`, dataType: 'vector', crs: EPSG_3857, tileMatrixSetURI: TMS_URI,
+    boundingBox: { lowerLeft: bounds.slice(0, 2), upperRight: bounds.slice(2), crs: 'http://www.opengis.net/def/crs/OGC/1.3/CRS84' },
+    layers: [{ id: 'result', dataType: 'vector' }],
+    links: [
+      link(`${baseUrl}/api/queries/${encodeURIComponent(queryId)}/tileset${withToken}`, 'self', OGC_TYPES.json, 'This tileset'),
+      link(`${baseUrl}${OGC_ROUTES.getTileMatrixSet.fillPath({ tileMatrixSetId: WEB_MERCATOR_QUAD })}`, TILES_RELS.tilingScheme, OGC_TYPES.json, 'WebMercatorQuad'),
+      link(`${tiles}/{tileMatrix}/{tileCol}/{tileRow}.mvt${withToken}`, 'item', MVT_TYPE, 'A tile', true),
+    ],
+  };
+}
+
