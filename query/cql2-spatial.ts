@@ -1,5 +1,5 @@
 import { BLOB, BOOLEAN, DuckDBBlobValue, DuckDBScalarFunction, INTEGER, type DuckDBConnection } from '@duckdb/node-api';
-import { openGeosContext, type Geos, type GeosContext } from '../runtime/geos.ts';
+import { openGeosContext, readGeoJsonGeometry, type GeoJsonGeos, type GeosContext } from '../runtime/geos.ts';
 import { queryFailure } from './errors.ts';
 
 /**
@@ -18,9 +18,7 @@ export interface SpatialLiteral {
   test: SpatialTest;
 }
 
-interface SpatialGeos extends Geos {
-  GEOSGeoJSONReader_create_r(context: number): number;
-  GEOSGeoJSONReader_readGeometry_r(context: number, reader: number, text: number): number;
+interface SpatialGeos extends GeoJsonGeos {
   GEOSGeomFromWKB_buf_r(context: number, wkb: number, size: number): number;
   GEOSPrepare_r(context: number, geometry: number): number;
   GEOSPreparedGeom_destroy_r(context: number, prepared: number): unknown;
@@ -49,7 +47,8 @@ export function nameSpatialFunction(): string {
  */
 export async function registerSpatialTests(connection: DuckDBConnection, { name, literals }: { name: string; literals: SpatialLiteral[] }): Promise<() => void> {
   session ??= openGeosContext<SpatialGeos>().then((opened) => ({ ...opened, reader: opened.geos.GEOSGeoJSONReader_create_r(opened.context) }));
-  const { geos, context, reader, lastError, clearError } = await session;
+  const opened = await session;
+  const { geos, context, reader, lastError } = opened;
   const prepared: { geometry: number; prepared: number; test: SpatialTest }[] = [];
   const release = () => {
     for (const entry of prepared.splice(0)) {
@@ -59,7 +58,7 @@ export async function registerSpatialTests(connection: DuckDBConnection, { name,
   };
   try {
     for (const literal of literals) {
-      const geometry = readGeoJson(geos, context, reader, JSON.stringify(literal.geometry), clearError);
+      const geometry = readGeoJsonGeometry(opened, reader, JSON.stringify(literal.geometry));
       if (!geometry) throw queryFailure('invalid_filter', `holds a geometry GEOS cannot read (${lastError() || 'unknown reason'})`);
       if (geos.GEOSisValid_r(context, geometry) !== 1) {
         const reason = geos.GEOSisValidReason_r(context, geometry);
@@ -125,15 +124,4 @@ function testPrepared(geos: SpatialGeos, context: number, literal: { geometry: n
     case 'within': return geos.GEOSPreparedWithin_r(context, prepared, row);
     case 'equals': return geos.GEOSEquals_r(context, literal.geometry, row);
   }
-}
-
-function readGeoJson(geos: SpatialGeos, context: number, reader: number, text: string, clearError: () => void): number {
-  const bytes = new TextEncoder().encode(text);
-  const buffer = geos.Module._malloc(bytes.length + 1);
-  geos.Module.HEAPU8.set(bytes, buffer);
-  geos.Module.HEAPU8[buffer + bytes.length] = 0;
-  clearError();
-  const geometry = geos.GEOSGeoJSONReader_readGeometry_r(context, reader, buffer);
-  geos.Module._free(buffer);
-  return geometry;
 }

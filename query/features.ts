@@ -1,6 +1,6 @@
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import proj4 from 'proj4';
-import { isLonLat, reprojectBounds } from '../core/geo/crs.ts';
+import { isLonLat } from '../core/geo/crs.ts';
 import { quoteIdentifier, quoteLiteral } from '../core/sql.ts';
 import type { EqualityFilter, FeatureFilter } from '../core/api/ogc/items.ts';
 import { queryFailure } from './errors.ts';

@@ -7,7 +7,7 @@
 import { parentPort } from 'node:worker_threads';
 import { hashText } from '../core/api/stac/page-token.ts';
 import { GeoJsonGeometrySchema, type GeoJsonGeometry } from '../schemas/stac-api.ts';
-import { openGeosContext, type Geos, type GeosContext } from './geos.ts';
+import { openGeosContext, readGeoJsonGeometry, type GeoJsonGeos, type GeosContext } from './geos.ts';
 
 /** A geometry to test (as parsed from JSON) against the footprint boxes of a search index: eight numbers per entry. */
 export interface FootprintJob {
@@ -23,9 +23,7 @@ export interface FootprintJob {
 export type FootprintVerdict = { id: number; ok: true; hits: Uint8Array; digest: string } | { id: number; ok: false; detail: string };
 
 /** The parts of geos-wasm the `intersects` test adds to the shared ones. */
-interface IntersectsGeos extends Geos {
-  GEOSGeoJSONReader_create_r(context: number): number;
-  GEOSGeoJSONReader_readGeometry_r(context: number, reader: number, text: number): number;
+interface IntersectsGeos extends GeoJsonGeos {
   GEOSPrepare_r(context: number, geometry: number): number;
   GEOSPreparedIntersects_r(context: number, prepared: number, geometry: number): number;
   GEOSGeom_createRectangle_r(context: number, xmin: number, ymin: number, xmax: number, ymax: number): number;
@@ -65,15 +63,10 @@ async function testFootprints({ id, geometry, boxes }: FootprintJob): Promise<Fo
     return { id, ok: false, detail: `is not a usable GeoJSON geometry: ${path ? `${path}: ` : ''}${issue.message}` };
   }
   session ??= openSession();
-  const { geos, context, reader, lastError, clearError } = await session;
+  const opened = await session;
+  const { geos, context, reader, lastError } = opened;
   const text = JSON.stringify(geometry);
-  const bytes = new TextEncoder().encode(text);
-  const buffer = geos.Module._malloc(bytes.length + 1);
-  geos.Module.HEAPU8.set(bytes, buffer);
-  geos.Module.HEAPU8[buffer + bytes.length] = 0;
-  clearError();
-  const parsed = geos.GEOSGeoJSONReader_readGeometry_r(context, reader, buffer);
-  geos.Module._free(buffer);
+  const parsed = readGeoJsonGeometry(opened, reader, text);
   if (!parsed) return { id, ok: false, detail: `is not a geometry GEOS can read: ${lastError() || 'unknown reason'}` };
   try {
     if (geos.GEOSisValid_r(context, parsed) !== 1) {

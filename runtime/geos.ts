@@ -57,3 +57,24 @@ export async function openGeosContext<G extends Geos = Geos>(): Promise<GeosCont
     },
   };
 }
+
+/** The GeoJSON reader of GEOS, which the `intersects` test and the CQL2 spatial functions read geometries with. */
+export interface GeoJsonGeos extends Geos {
+  GEOSGeoJSONReader_create_r(context: number): number;
+  GEOSGeoJSONReader_readGeometry_r(context: number, reader: number, text: number): number;
+}
+
+/**
+ * Reads a GeoJSON geometry (its JSON text) with a reader of `GEOSGeoJSONReader_create_r`; 0 when GEOS cannot,
+ * `lastError` then saying why. The caller destroys the geometry.
+ */
+export function readGeoJsonGeometry({ geos, context, clearError }: GeosContext<GeoJsonGeos>, reader: number, text: string): number {
+  const bytes = new TextEncoder().encode(text);
+  const buffer = geos.Module._malloc(bytes.length + 1);
+  geos.Module.HEAPU8.set(bytes, buffer);
+  geos.Module.HEAPU8[buffer + bytes.length] = 0;
+  clearError();
+  const geometry = geos.GEOSGeoJSONReader_readGeometry_r(context, reader, buffer);
+  geos.Module._free(buffer);
+  return geometry;
+}

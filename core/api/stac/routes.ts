@@ -34,6 +34,7 @@ const NOT_MODIFIED: RouteResponse = { description: 'Not modified: If-None-Match 
 const BAD_PARAMETER = error('A parameter is malformed or out of range, or a page token is not valid for this search on this build; the description says which and why.');
 const UNKNOWN_COLLECTION = error('There is no Collection with this id.');
 const WRONG_METHOD = error('The path exists but not for this method; the Allow header lists those it accepts.');
+const QUERYABLES = body(z.looseObject({ properties: z.record(z.string(), z.looseObject({})) }), 'The queryables: a JSON Schema.', 'application/schema+json');
 const GEOMETRY_BUSY = error('An intersects search waited too long for the geometry thread, or took too long there; Retry-After says when to try again.');
 /** The limits every search states, beside its parameters' own. */
 const SEARCH_LIMITS = 'A search over a limit (each parameter and body field states its own: terms, words and characters of q, positions, parts and rings of intersects, how many ids, collections and sort keys) is a 400 whose description names the limit.';
@@ -72,7 +73,7 @@ export const STAC_ROUTES = {
     id: 'getStacCollectionSearchQueryables', method: 'GET', path: '/stac/api/collections/queryables', tag: TAG, summary: 'Queryables of Collection search',
     description: 'A JSON Schema of what a filter of /stac/api/collections names: id, title, description, license, and geometry (met when any Item\'s footprint meets it). Query parameters are ignored.',
     headers: CONDITIONAL_HEADERS,
-    responses: { 200: body(z.looseObject({ properties: z.record(z.string(), z.looseObject({})) }), 'The queryables.', 'application/schema+json'), 304: NOT_MODIFIED, 405: WRONG_METHOD },
+    responses: { 200: QUERYABLES, 304: NOT_MODIFIED, 405: WRONG_METHOD },
   }),
   getStacCollection: defineRoute({
     id: 'getStacCollection', method: 'GET', path: '/stac/api/collections/{collectionId}', tag: TAG, summary: 'Collection',
@@ -96,13 +97,13 @@ export const STAC_ROUTES = {
     id: 'getStacQueryables', method: 'GET', path: '/stac/api/queryables', tag: TAG, summary: 'Queryables of item search',
     description: 'A JSON Schema of what a filter names: id, collection, datetime, title and geometry (the footprint). Query parameters are ignored.',
     headers: CONDITIONAL_HEADERS,
-    responses: { 200: body(z.looseObject({ properties: z.record(z.string(), z.looseObject({})) }), 'The queryables.', 'application/schema+json'), 304: NOT_MODIFIED, 405: WRONG_METHOD },
+    responses: { 200: QUERYABLES, 304: NOT_MODIFIED, 405: WRONG_METHOD },
   }),
   getStacCollectionQueryables: defineRoute({
     id: 'getStacCollectionQueryables', method: 'GET', path: '/stac/api/collections/{collectionId}/queryables', tag: TAG, summary: 'Queryables of a Collection',
     description: 'The queryables of the items of a Collection: those of item search. Query parameters are ignored.',
     pathParams: { collectionId: CollectionIdParam }, headers: CONDITIONAL_HEADERS,
-    responses: { 200: body(z.looseObject({ properties: z.record(z.string(), z.looseObject({})) }), 'The queryables.', 'application/schema+json'), 304: NOT_MODIFIED, 404: UNKNOWN_COLLECTION, 405: WRONG_METHOD },
+    responses: { 200: QUERYABLES, 304: NOT_MODIFIED, 404: UNKNOWN_COLLECTION, 405: WRONG_METHOD },
   }),
   getStacSearch: defineRoute({
     id: 'getStacSearch', method: 'GET', path: '/stac/api/search', tag: TAG, summary: 'Search Items',
