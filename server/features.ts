@@ -7,6 +7,7 @@ import { DEFAULT_COLLECTIONS_LIMIT, DEFAULT_FEATURE_LIMIT } from '../core/api/og
 import { createFeaturesOpenApiDocument } from '../core/api/ogc/openapi.ts';
 import { OGC_ROUTES, OGC_TYPES } from '../core/api/ogc/routes.ts';
 import { ogcFailure } from '../core/api/ogc-exception.ts';
+import { QUERY_ERRORS } from '../query/errors.ts';
 import { renderStyle, renderTileJson, STYLE_TYPE, renderTileMatrixSet, renderTileMatrixSets, renderTilesets, renderTileset, tileRange } from '../core/api/ogc/tiles.ts';
 import { serializeJson } from '../core/static-files.ts';
 import { CORS_HEADERS } from './headers.ts';
@@ -56,12 +57,16 @@ export function registerFeatureRoutes(app: H3, options: FeatureRouteOptions): vo
     }
     return cached.bytes;
   };
-  const archives = createTileArchives(options.dataDir);
+  const archives = createTileArchives(options.dataDir, queries.remoteCopy);
   /** A layer's open twin: a 404 for a layer without one (its file is in object storage, or the build made none). */
   const archiveOf = async (layer: FeatureLayer) => {
     const archive = layer.tiles;
-    if (!archive) throw notFound(`Collection "${layer.id}" has no vector tiles: its file is not in the data folder, or the build made no PMTiles archive of it.`);
-    return archives(archive, catalog().buildId);
+    if (!archive) throw notFound(`Collection "${layer.id}" has no vector tiles: the build made no PMTiles archive of its file.`);
+    return archives(archive, catalog().buildId).catch((error: unknown) => {
+      if (!archive.remote) throw error;
+      // As a download-zip answers when object storage cannot be read: the operator's or the store's, not the client's.
+      throw ogcFailure(503, 'The vector tiles of this collection are in object storage, which cannot be read right now; retry later.', { 'retry-after': String(QUERY_ERRORS.source_unavailable.retryAfter) });
+    });
   };
   const handlers: Record<OgcRouteId, RouteHandler> = {
     getTileMatrixSets: async (event) => answer(event, renderTileMatrixSets(catalog().baseUrl)),

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { PMTiles } from 'pmtiles';
 import type { TileArchive } from '../core/api/ogc/layers.ts';
+import type { RemoteCopies } from '../query/sources.ts';
 import type { ArchiveFacts } from '../core/api/ogc/tiles.ts';
 import { PmTilesFileSource } from '../runtime/pmtiles-file-source.ts';
 
@@ -14,19 +15,21 @@ export interface OpenArchive {
 }
 
 /**
- * Opens the PMTiles twins of the data folder by range reads (the `pmtiles` package over a local file, as a browser
- * reads one over HTTP), keeping the most recently used. A new build may write a twin again at the same path, so an
- * archive is kept under its build.
+ * Opens the PMTiles twins by range reads (the `pmtiles` package over a local file, as a browser reads one over HTTP),
+ * keeping the most recently used. A twin in object storage is read from the local copy the query service keeps of
+ * remote objects (`remoteCopy`, query/sources.ts), as a download-zip is. A new build may write a twin again at the
+ * same path, so an archive is kept under its build.
  */
-export function createTileArchives(dataDir: string): (archive: TileArchive, buildId: string) => Promise<OpenArchive> {
+export function createTileArchives(dataDir: string, remoteCopy: RemoteCopies['get']): (archive: TileArchive, buildId: string) => Promise<OpenArchive> {
   const open = new Map<string, Promise<OpenArchive>>();
+  const pathOf = async (archive: TileArchive) => (archive.remote ? (await remoteCopy(archive.remote, archive.path)).file : join(dataDir, archive.path));
   return (archive, buildId) => {
-    const key = `${buildId}\n${archive.path}`;
+    const key = `${buildId}\n${archive.remote?.slug ?? ''}\n${archive.path}`;
     let opened = open.get(key);
     if (opened) {
       open.delete(key);
     } else {
-      opened = readArchive(join(dataDir, archive.path));
+      opened = pathOf(archive).then(readArchive);
       opened.catch(() => open.delete(key));
     }
     open.set(key, opened);

@@ -132,6 +132,14 @@ describe('the sample catalog with its data only in a bucket', () => {
         expect(theirs.features, id).toEqual(mine.features);
         expect(theirs.numberMatched, id).toBe(mine.numberMatched);
       }
+      // Vector tiles read from the twin in the bucket, as the local server reads it from the data folder.
+      const tileset = `/features/collections/geonames.megacities.megacities/tiles/WebMercatorQuad`;
+      const [limit] = (await json(local, tileset)).tileMatrixSetLimits as { tileMatrix: string; minTileRow: number; minTileCol: number }[];
+      const tiles = await Promise.all([remote, local].map(async (server) => {
+        const response = await server.fetch(new Request(`http://localhost${tileset}/${limit!.tileMatrix}/${limit!.minTileRow}/${limit!.minTileCol}`));
+        return { status: response.status, bytes: new Uint8Array(await response.arrayBuffer()) };
+      }));
+      expect(tiles[0]).toEqual(tiles[1]);
 
       const sql = 'SELECT name, population FROM c ORDER BY population DESC, name LIMIT 20';
       const answers = await Promise.all([remote, local].map(async (server) => {

@@ -31,15 +31,17 @@ export interface FeatureLayer {
   queryables: Map<string, Queryable>;
   /** What a CQL2 filter may name: the queryables, the date and timestamp columns, and the geometry column. */
   filterables: Map<string, Cql2PropertyType>;
-  /** The PMTiles twin of its source in the data folder, which OGC API - Tiles serves; absent when there is none. */
+  /** The PMTiles twin of its source, which OGC API - Tiles serves; absent when there is none. */
   tiles?: TileArchive;
 }
 
-/** The twin a layer's tiles come from: its newest GeoParquet source's PMTiles archive in the data folder. */
+/** The twin a layer's tiles come from: its newest GeoParquet source's PMTiles archive, beside that source. */
 export interface TileArchive {
-  /** Path of the archive inside the data folder. */
+  /** Path of the archive inside the data folder, or inside `remote`. */
   path: string;
   version: string;
+  /** The storage location in object storage the archive is in, as its GeoParquet file is; absent in the data folder. */
+  remote?: StorageLocationModel;
 }
 
 
@@ -71,7 +73,7 @@ export function listFeatureLayers(index: CatalogIndex): Map<string, FeatureLayer
         const columns = source.metadata?.columns ?? [];
         const remote = remoteLocation(index, source);
         const queryables = findQueryables(columns, source);
-        const tiles = remote ? undefined : findTileArchive(index, file, source.version);
+        const tiles = findTileArchive(index, file, source.version, remote);
         layers.set(id, {
           id, collection, dataset, file, source, path: source.location.path, ...(remote ? { remote } : {}),
           timeColumn: findTimeColumn(columns, source), queryables, filterables: findFilterables(columns, source, queryables), ...(tiles ? { tiles } : {}),
@@ -115,12 +117,15 @@ function remoteLocation(index: CatalogIndex, source: SourceModel): StorageLocati
   return location && REMOTE_BACKENDS.has(location.backend_type) ? location : undefined;
 }
 
-/** The twin the build made of a file's version (`…/pmtiles@{version}` in the ledger), when it is stored as a file. */
-function findTileArchive(index: CatalogIndex, file: FileModel, version: string): TileArchive | undefined {
+/**
+ * The twin the build made of a file's version (`…/pmtiles@{version}` in the ledger), when it is stored as a file: in
+ * the data folder, or in the storage location in object storage its GeoParquet file is in (`remote`).
+ */
+function findTileArchive(index: CatalogIndex, file: FileModel, version: string, remote: StorageLocationModel | undefined): TileArchive | undefined {
   for (const link of file.formats) {
     if (index.formatsById.get(link.format_id)?.format_type !== 'pmtiles') continue;
     const twin = link.sources.find((source) => source.version === version);
-    if (twin?.location.type === 'file') return { path: twin.location.path, version };
+    if (twin?.location.type === 'file') return { path: twin.location.path, version, ...(remote ? { remote } : {}) };
   }
   return undefined;
 }

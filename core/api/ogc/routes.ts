@@ -43,6 +43,8 @@ const READ_FAILURES = {
   504: exception('Reading the file ran past the deadline.'),
 };
 const collectionPath = { collectionId: CollectionIdParam };
+/** The archive of a collection's tiles in object storage could not be read. */
+const ARCHIVE_UNAVAILABLE = { 503: exception('The collection\'s PMTiles archive is in object storage, which cannot be read right now; Retry-After says when to come back.') };
 
 /**
  * The /features routes (OGC API - Features Part 1: Core, GeoJSON, OpenAPI 3.0), keyed by operationId. Declarations
@@ -131,7 +133,7 @@ export const OGC_ROUTES = {
     description: 'The tilesets of a collection: one, in WebMercatorQuad, from the PMTiles archive the build made of its GeoParquet source.',
     pathParams: collectionPath,
     headers: CONDITIONAL_HEADERS,
-    responses: { ...NOT_MODIFIED, 200: body(OGC_TYPES.json, z.looseObject({ tilesets: z.array(z.looseObject({})) }), 'The tilesets.'), 404: exception('No such collection, or it has no tiles (a file in object storage).'), ...FAILURES },
+    responses: { ...NOT_MODIFIED, 200: body(OGC_TYPES.json, z.looseObject({ tilesets: z.array(z.looseObject({})) }), 'The tilesets.'), 404: exception('No such collection, or it has no tiles (a file in object storage).'), ...ARCHIVE_UNAVAILABLE, ...FAILURES },
   }),
   getCollectionTileset: defineRoute({
     id: 'getCollectionTileset', method: 'GET', path: '/features/collections/{collectionId}/tiles/{tileMatrixSetId}', tag: TILES, summary: 'A vector tileset',
@@ -145,7 +147,7 @@ export const OGC_ROUTES = {
       200: body(OGC_TYPES.json, z.looseObject({}), 'The tileset, or its TileJSON.'),
       400: exception('f is neither json nor tilejson, or is given twice.'),
       404: exception('No such collection or tile matrix set, or the collection has no tiles.'),
-      ...FAILURES,
+      ...ARCHIVE_UNAVAILABLE, ...FAILURES,
     },
   }),
   getCollectionTile: defineRoute({
@@ -158,7 +160,7 @@ export const OGC_ROUTES = {
       200: { description: 'The tile.', contentType: OGC_TYPES.mvt, schema: z.string().meta({ format: 'binary' }) },
       204: { description: 'The tile is inside the limits and empty.' },
       404: exception('No such collection, or the tile is outside the tileset\'s limits.'),
-      ...FAILURES,
+      ...ARCHIVE_UNAVAILABLE, ...FAILURES,
     },
   }),
   getCollectionStyle: defineRoute({
@@ -166,7 +168,7 @@ export const OGC_ROUTES = {
     description: 'A MapLibre style (version 8) that draws the collection from its vector tiles (their TileJSON is its source): circles, lines or fills by the file\'s geometry type.',
     pathParams: collectionPath,
     headers: CONDITIONAL_HEADERS,
-    responses: { ...NOT_MODIFIED, 200: body('application/vnd.mapbox.style+json', z.looseObject({ version: z.literal(8) }), 'The style.'), 404: exception('No such collection, or it has no tiles.'), ...FAILURES },
+    responses: { ...NOT_MODIFIED, 200: body('application/vnd.mapbox.style+json', z.looseObject({ version: z.literal(8) }), 'The style.'), 404: exception('No such collection, or it has no tiles.'), ...ARCHIVE_UNAVAILABLE, ...FAILURES },
   }),
   getFeature: defineRoute({
     id: 'getFeature', method: 'GET', path: '/features/collections/{collectionId}/items/{featureId}', tag: FEATURES, summary: 'A feature',
