@@ -372,3 +372,11 @@ describe('readCql2Json', () => {
     expect(catchCql2Error(() => readCql2Json({ op: 'f', args: [deep] })).pointer).toBe(`/args/0${'/0'.repeat(MAX_CQL2_DEPTH - 2)}`);
   });
 });
+
+describe('ILIKE, which CQL2 does not have', () => {
+  it('is refused in cql2-text, and read as LIKE of both sides in CASEI where the drafts\' cql-text is read', () => {
+    expect(() => parseCql2Text("name ILIKE 'tok%'")).toThrow(/found "ILIKE"/);
+    expect(parseCql2Text("name ILIKE 'tok%'", { ilike: true })).toEqual({ op: 'like', args: [{ op: 'casei', args: [{ property: 'name' }] }, { op: 'casei', args: ['tok%'] }] });
+    expect(parseCql2Text("name NOT ILIKE 'tok%'", { ilike: true })).toEqual({ op: 'not', args: [{ op: 'like', args: [{ op: 'casei', args: [{ property: 'name' }] }, { op: 'casei', args: ['tok%'] }] }] });
+  });
+});

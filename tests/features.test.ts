@@ -458,6 +458,19 @@ describe.skipIf(!hasGdal)('GDAL reads the API with its OAPIF driver', () => {
     expect(pages.length - filtered.length).toBeLessThanOrEqual(1);
   });
 
+  it('ogr2ogr -where with OGR SQL\'s ILIKE sends it in cql-text, read as LIKE in CASEI', async () => {
+    const folder = await makeTempDir('geoshelf-ogr-');
+    const out = join(folder, 'tok.json');
+    const seen = requests.length;
+    await run('ogr2ogr', ['-f', 'GeoJSON', '-where', "name ILIKE 'TOK%'", out, base(), 'geonames.megacities.megacities'], { timeout: 120_000 });
+    const copied = JSON.parse(await readFile(out, 'utf8'));
+    await rm(folder, { recursive: true, force: true });
+    expect(copied.features.map((feature: { properties: { name: string } }) => feature.properties.name)).toContain('Tokyo');
+    expect(copied.features.every((feature: { properties: { name: string } }) => /^tok/i.test(feature.properties.name))).toBe(true);
+    const filtered = listItemsRequests(requests.slice(seen), 'geonames.megacities.megacities').filter((url) => url.searchParams.has('filter'));
+    expect(filtered[0]?.searchParams.get('filter')).toMatch(/ILIKE/);
+  });
+
   it('ogrinfo frames the US counties, which cross the antimeridian, from -180° to 180° and by their latitudes', async () => {
     const { stdout } = await run('ogrinfo', ['-so', base(), COUNTIES], { timeout: 60_000 });
     const [, ...corners] = /Extent: \((\S+), (\S+)\) - \((\S+), (\S+)\)/.exec(stdout) ?? [];

@@ -21,6 +21,8 @@ export interface TokenCursor {
   previous: Token | undefined;
   /** Parentheses open around the token being read. */
   depth: number;
+  /** Whether `a ILIKE p` is read, as LIKE of both sides in CASEI (the drafts' `cql-text`, which GDAL 3.6 sends). */
+  ilike: boolean;
 }
 
 const QUOTE = 0x27;
@@ -40,8 +42,8 @@ export const GEOMETRY_TYPES = new Map<string, Cql2Geometry['type']>([
 
 
 /** Starts reading the tokens of `text`. */
-export function createTokenCursor(text: string): TokenCursor {
-  return { text, ahead: [], offset: 0, previous: undefined, depth: 0 };
+export function createTokenCursor(text: string, options: { ilike?: boolean } = {}): TokenCursor {
+  return { text, ahead: [], offset: 0, previous: undefined, depth: 0, ilike: options.ilike ?? false };
 }
 
 /** The token `offset` places ahead of the cursor, lexing up to it; past the end, the end token. */

@@ -26,12 +26,14 @@ const OPERATOR_WORDS = new Set(['AND', 'OR', 'NOT', 'LIKE', 'BETWEEN', 'IN', 'IS
  * OR chains become one n-ary operation, as in the standard's JSON examples; `x NOT LIKE p` becomes NOT of LIKE, and
  * `-x` becomes `-1 * x` (the JSON encoding has no unary minus). Keywords are read in any case, names as written.
  * @example parseCql2Text("name = 'Paris' AND pop > 5") // { op: 'and', args: [{ op: '=', … }, { op: '>', … }] }
+ * With `ilike`, `a ILIKE p` is read as `CASEI(a) LIKE CASEI(p)`: CQL2 has no ILIKE, but its drafts' `cql-text` had
+ * it, and GDAL 3.6 sends OGR SQL's ILIKE so.
  * @throws Cql2Error at the character of the first problem; one past the size limits has a JSON pointer instead
  */
-export function parseCql2Text(text: string): Cql2Expression {
+export function parseCql2Text(text: string, options: { ilike?: boolean } = {}): Cql2Expression {
   const past = findPastLimit(text);
   if (past !== undefined) throw new Cql2Error(`the filter is longer than ${MAX_CQL2_TEXT_BYTES} bytes (in UTF-8); it passes the limit at character ${past + 1}`, { position: past });
-  const cursor = createTokenCursor(text);
+  const cursor = createTokenCursor(text, options);
   if (peekToken(cursor).kind === 'end') throw new Cql2Error('expected a filter, found an empty text at character 1', { position: 0 });
   const tree = parseChain(cursor, false, 'OR');
   if (peekToken(cursor).kind !== 'end') failAt(cursor, 'AND, OR or the end of the filter');
@@ -73,7 +75,7 @@ function parsePrimary(cursor: TokenCursor, allowValue: boolean): Parsed {
   const negated = isWord(token, 'NOT');
   if (negated) {
     takeToken(cursor);
-    if (!['LIKE', 'BETWEEN', 'IN'].some((word) => isWord(peekToken(cursor), word))) failAt(cursor, 'LIKE, BETWEEN or IN');
+    if (![...(cursor.ilike ? ['ILIKE'] : []), 'LIKE', 'BETWEEN', 'IN'].some((word) => isWord(peekToken(cursor), word))) failAt(cursor, 'LIKE, BETWEEN or IN');
   }
   const predicate = parseWordPredicate(cursor, left);
   if (predicate) return negated ? buildOperation(cursor, 'not', [predicate], left.start) : predicate;
@@ -88,6 +90,12 @@ function parseWordPredicate(cursor: TokenCursor, left: Parsed): Parsed | undefin
   if (isWord(token, 'LIKE')) {
     takeToken(cursor);
     return buildOperation(cursor, 'like', [left, parsePattern(cursor)], left.start);
+  }
+  if (cursor.ilike && isWord(token, 'ILIKE')) {
+    takeToken(cursor);
+    const pattern = parsePattern(cursor);
+    const fold = (side: Parsed) => buildOperation(cursor, 'casei', [side], side.start);
+    return buildOperation(cursor, 'like', [fold(left), fold(pattern)], left.start);
   }
   if (isWord(token, 'BETWEEN')) {
     takeToken(cursor);

@@ -5,9 +5,12 @@ import { readCql2Json } from './read-json.ts';
 /** The encodings of a filter: CQL2 text, and CQL2 JSON (as text, or already parsed). */
 export type Cql2Language = 'cql2-text' | 'cql2-json';
 
-/** Reads a filter in its encoding; throws a `Cql2Error` with the position or pointer of the first problem. */
-export function readCql2Filter(filter: string, lang: Cql2Language): Cql2Expression {
-  if (lang === 'cql2-text') return parseCql2Text(filter);
+/**
+ * Reads a filter in its encoding; throws a `Cql2Error` with the position or pointer of the first problem. `ilike`
+ * reads the text encoding's ILIKE of the drafts (see `parseCql2Text`).
+ */
+export function readCql2Filter(filter: string, lang: Cql2Language, options: { ilike?: boolean } = {}): Cql2Expression {
+  if (lang === 'cql2-text') return parseCql2Text(filter, options);
   let json: unknown;
   try {
     json = JSON.parse(filter);

@@ -12,7 +12,8 @@ import type { FeatureLayer } from './layers.ts';
 export function readItemsFilter(layer: FeatureLayer, text: string, lang: Cql2Language | 'cql-text'): ParseOutcome<Cql2Expression> {
   const language = lang === 'cql-text' ? 'cql2-text' : lang;
   try {
-    const expression = readCql2Filter(text, language);
+    // GDAL 3.6 names the encoding cql-text, and sends OGR SQL's ILIKE in it.
+    const expression = readCql2Filter(text, language, { ilike: lang === 'cql-text' });
     checkCql2(expression, layer.filterables);
     return { ok: true, value: expression };
   } catch (error) {
