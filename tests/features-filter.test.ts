@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type GeoshelfServer } from '../server/app.ts';
 import { sampleConfig } from './helpers/sample.ts';
@@ -142,5 +143,6 @@ describe('CQL2 filters on OGC API - Features items', () => {
     const queryables = await getJson(`/features/collections/${MEGACITIES}/queryables`);
     expect(queryables.body.properties.geometry).toEqual({ format: 'geometry-any', title: 'geometry' });
     expect(queryables.body.properties.population).toEqual({ type: 'integer', title: 'population' });
+    expect(new Ajv2020({ strict: false }).validateSchema(queryables.body)).toBe(true);
   });
 });

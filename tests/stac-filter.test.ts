@@ -1,3 +1,4 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GeoshelfServer } from '../server/app.ts';
 import { sampleServer } from './helpers/sample.ts';
@@ -109,6 +110,10 @@ describe('the STAC API Filter extension on item search', () => {
     expect(body.features).toHaveLength(1);
     const queryables = await request('/stac/api/queryables');
     expect(Object.keys(queryables.body.properties)).toEqual(['id', 'collection', 'datetime', 'title', 'geometry']);
+    // The Filter extension answers queryables as a JSON Schema: valid against the 2020-12 meta-schema.
+    const ajv = new Ajv2020({ strict: false });
+    expect(ajv.validateSchema(queryables.body), JSON.stringify(ajv.errors)).toBe(true);
+    expect(ajv.validateSchema((await request('/stac/api/collections/queryables')).body)).toBe(true);
     expect((await request(`/stac/api/collections/${collection}/queryables`)).status).toBe(200);
     expect((await request('/stac/api/collections/no.such/queryables')).status).toBe(404);
     const landing = await request('/stac/api');
