@@ -155,7 +155,12 @@ describe('a query result\'s tiles as a tileset', () => {
     expect(tile.status).toBe(200);
     const layer = new VectorTile(new PbfReader(new Uint8Array(await tile.arrayBuffer()))).layers.result!;
     expect(Array.from({ length: layer.length }, (_, index) => layer.feature(index).properties.name)).toContain('Tokyo');
-    const tileset = await (await get(queries, `/api/queries/${id}/tileset?token=${encodeURIComponent(token)}`)).json() as { links: { rel: string; href: string; templated?: boolean }[] };
+    const tileset = await (await get(queries, `/api/queries/${id}/tileset?token=${encodeURIComponent(token)}`)).json() as { links: { rel: string; href: string; templated?: boolean }[]; tileMatrixSetLimits: { tileMatrix: string; minTileRow: number; maxTileRow: number; minTileCol: number; maxTileCol: number }[] };
+    const atFour = tileset.tileMatrixSetLimits.find((limit) => limit.tileMatrix === '4')!;
+    expect(row).toBeGreaterThanOrEqual(atFour.minTileRow);
+    expect(row).toBeLessThanOrEqual(atFour.maxTileRow);
+    expect(col).toBeGreaterThanOrEqual(atFour.minTileCol);
+    expect(col).toBeLessThanOrEqual(atFour.maxTileCol);
     const item = tileset.links.find((link) => link.rel === 'item')!;
     expect(item.templated).toBe(true);
     const ogcUrl = new URL(item.href.replace('{tileMatrix}', '4').replace('{tileRow}', String(row)).replace('{tileCol}', String(col)));

@@ -206,5 +206,8 @@ describe('the STAC API Fields extension on item search', () => {
     const onlyTitle = (await request('/stac/api/search', { limit: 1, fields: { include: ['properties.title'], exclude: ['properties'] } })).body.features[0];
     expect(shape(onlyTitle)).toEqual({ properties: ['title'] });
     expect((await request('/stac/api')).body.conformsTo).toContain('https://api.stacspec.org/v1.0.0/item-search#fields');
+    const collection = full.collection as string;
+    const items = (await request(`/stac/api/collections/${collection}/items?limit=1&fields=${encodeURIComponent('id,properties.title')}`)).body;
+    expect(shape(items.features[0])).toEqual({ id: true, properties: ['title'] });
   });
 });

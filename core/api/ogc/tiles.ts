@@ -180,6 +180,7 @@ export function renderQueryTileset(baseUrl: string, queryId: string, token: stri
   }
   return {
     title: `Query ${queryId}`, dataType: 'vector', crs: EPSG_3857, tileMatrixSetURI: TMS_URI,
+    tileMatrixSetLimits: Array.from({ length: MAX_TILE_MATRIX + 1 }, (_, z) => ({ tileMatrix: String(z), ...tileRange(bounds, z) })),
     boundingBox: { lowerLeft: bounds.slice(0, 2), upperRight: bounds.slice(2), crs: 'http://www.opengis.net/def/crs/OGC/1.3/CRS84' },
     layers: [{ id: 'result', dataType: 'vector' }],
     links: [

@@ -32,6 +32,7 @@ export const STAC_API_CONFORMANCE = [
   'http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson',
   'https://api.stacspec.org/v1.0.0/item-search#filter',
   'https://api.stacspec.org/v1.0.0/item-search#fields',
+  'https://api.stacspec.org/v1.0.0/ogcapi-features#fields',
   ...['', '#free-text', '#filter', '#sort'].map((part) => `https://api.stacspec.org/v1.0.0-rc.1/collection-search${part}`),
   'http://www.opengis.net/spec/ogcapi-common-2/1.0/conf/simple-query',
   'http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/filter',

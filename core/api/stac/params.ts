@@ -195,7 +195,7 @@ export const SEARCH_QUERY = {
 };
 
 /** Query parameters of `GET /stac/api/collections/{collectionId}/items`: the OGC API - Features ones. */
-export const ITEMS_QUERY = { bbox: BboxParam, datetime: DatetimeParam, ...FilterParams, limit: limitParam(DEFAULT_ITEM_LIMIT, MAX_ITEM_LIMIT), token: TokenParam };
+export const ITEMS_QUERY = { bbox: BboxParam, datetime: DatetimeParam, ...FilterParams, fields: FieldsParam, limit: limitParam(DEFAULT_ITEM_LIMIT, MAX_ITEM_LIMIT), token: TokenParam };
 
 const CollectionSortByParam = textCodec<StacCollectionSortKey[]>(
   (text) => {
