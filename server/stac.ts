@@ -71,6 +71,7 @@ export function registerStacRoutes(app: H3, snapshot: () => CatalogSnapshot, opt
     getStacQueryables: answerWith((_event, context) => ({ body: renderStacQueryables(stacApiUrl(context.index.settings.baseUrl, STAC_ROUTES.getStacQueryables), 'Queryables of item search'), type: 'application/schema+json' })),
     getStacCollectionQueryables: answerWith((_event, context, { collectionId }) => {
       const id = String(collectionId);
+      // For its 404: a Collection that is not there has no queryables.
       renderStacApiCollection(context, id);
       return { body: renderStacQueryables(`${context.index.settings.baseUrl}${STAC_ROUTES.getStacCollectionQueryables.fillPath({ collectionId: id })}`, `Queryables of the items of ${id}`), type: 'application/schema+json' };
     }),
