@@ -7,7 +7,7 @@ import type { CatalogIndex } from '../core/catalog-index.ts';
 import type { RenderContext } from '../core/api/catalog/resources.ts';
 import { serializeJson } from '../core/static-files.ts';
 import {
-  renderStacApiCollection, renderStacApiItem, renderStacCollectionsPage, renderStacLandingPage, renderStacSearchPage, stacApiUrl,
+  findStacCollection, renderStacApiCollection, renderStacApiItem, renderStacCollectionsPage, renderStacLandingPage, renderStacSearchPage, stacApiUrl,
   STAC_API_CONFORMANCE, withQuery, type SearchPageLinks,
 } from '../core/api/stac/api.ts';
 import { StacApiFailure } from '../core/api/stac/api-errors.ts';
@@ -71,8 +71,7 @@ export function registerStacRoutes(app: H3, snapshot: () => CatalogSnapshot, opt
     getStacQueryables: answerWith((_event, context) => ({ body: renderStacQueryables(stacApiUrl(context.index.settings.baseUrl, STAC_ROUTES.getStacQueryables), 'Queryables of item search'), type: 'application/schema+json' })),
     getStacCollectionQueryables: answerWith((_event, context, { collectionId }) => {
       const id = String(collectionId);
-      // For its 404: a Collection that is not there has no queryables.
-      renderStacApiCollection(context, id);
+      findStacCollection(context, id);
       return { body: renderStacQueryables(`${context.index.settings.baseUrl}${STAC_ROUTES.getStacCollectionQueryables.fillPath({ collectionId: id })}`, `Queryables of the items of ${id}`), type: 'application/schema+json' };
     }),
     getStacItem: answerWith((_event, context, { collectionId, itemId }) => ({ body: renderStacApiItem(context, String(collectionId), String(itemId)), type: STAC_API_TYPES.geojson })),
@@ -151,7 +150,7 @@ async function search(context: RenderContext, request: StacSearchRequest, option
 /** GEOS's verdicts on every footprint for each geometry literal of a filter; none for a BBOX, tested in memory. */
 async function testFilterGeometries(context: RenderContext, filter: StacFilter): Promise<(Uint8Array | undefined)[]> {
   const { boxes } = stacSearchIndex(context.index);
-  const tested = await Promise.all(filter.geometries.map((geometry) => geometry && testGeometry(geometry, boxes, '"filter" holds a geometry that')));
+  const tested = await Promise.all(filter.literals.map((literal) => ('bbox' in literal ? undefined : testGeometry(literal, boxes, '"filter" holds a geometry that'))));
   return tested.map((verdicts) => verdicts?.hits);
 }
 

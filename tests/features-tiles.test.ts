@@ -165,6 +165,8 @@ describe('a query result\'s tiles as a tileset', () => {
     expect(item.templated).toBe(true);
     const ogcUrl = new URL(item.href.replace('{tileMatrix}', '4').replace('{tileRow}', String(row)).replace('{tileCol}', String(col)));
     expect(new Uint8Array(await (await get(queries, ogcUrl.pathname + ogcUrl.search)).arrayBuffer())).toEqual(new Uint8Array(await (await get(queries, tileUrl.pathname + tileUrl.search)).arrayBuffer()));
-    expect((await get(queries, `/api/queries/${id}/tileset`)).status).toBeGreaterThanOrEqual(400);
+    const untokened = await get(queries, `/api/queries/${id}/tileset`);
+    expect(untokened.status).toBe(400);
+    expect(((await untokened.json()) as { code: string }).code).toBe('token_missing');
   });
 });

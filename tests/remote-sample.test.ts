@@ -139,6 +139,8 @@ describe('the sample catalog with its data only in a bucket', () => {
         const response = await server.fetch(new Request(`http://localhost${tileset}/${limit!.tileMatrix}/${limit!.minTileRow}/${limit!.minTileCol}`));
         return { status: response.status, bytes: new Uint8Array(await response.arrayBuffer()) };
       }));
+      expect(tiles[1]!.status).toBe(200);
+      expect(tiles[1]!.bytes.length).toBeGreaterThan(0);
       expect(tiles[0]).toEqual(tiles[1]);
 
       const sql = 'SELECT name, population FROM c ORDER BY population DESC, name LIMIT 20';

@@ -19,19 +19,22 @@ async function request(path: string, body?: unknown): Promise<{ status: number; 
   return { status: response.status, body: await response.json() };
 }
 
-/** Every Item a GET search finds, following next links. */
-async function searchAll(query: string): Promise<Item[]> {
-  const items: Item[] = [];
-  let path: string | undefined = `/stac/api/search?limit=7&${query}`;
-  while (path) {
-    const { status, body } = await request(path);
+/** What every page from `path` on holds (`take`), following next links; each page must answer 200. */
+async function followPages<T>(path: string, take: (body: any) => T[]): Promise<T[]> {
+  const all: T[] = [];
+  let at: string | undefined = path;
+  while (at) {
+    const { status, body } = await request(at);
     expect(status, JSON.stringify(body)).toBe(200);
-    items.push(...body.features);
+    all.push(...take(body));
     const next: string | undefined = body.links.find((link: { rel: string }) => link.rel === 'next')?.href;
-    path = next && new URL(next).pathname + new URL(next).search;
+    at = next && new URL(next).pathname + new URL(next).search;
   }
-  return items;
+  return all;
 }
+
+/** Every Item a GET search finds. */
+const searchAll = (query: string) => followPages<Item>(`/stac/api/search?limit=7&${query}`, (body) => body.features);
 
 const keys = (items: Item[]) => items.map((item) => `${item.collection}/${item.id}`);
 const filtered = (filter: string) => searchAll(`filter=${encodeURIComponent(filter)}`);
@@ -123,19 +126,8 @@ describe('the STAC API Filter extension on item search', () => {
 });
 
 describe('STAC API Collection Search', () => {
-  /** Every Collection id a search of /stac/api/collections finds, following next links. */
-  async function collectionsOf(query: string): Promise<string[]> {
-    const ids: string[] = [];
-    let path: string | undefined = `/stac/api/collections?limit=3&${query}`;
-    while (path) {
-      const { status, body } = await request(path);
-      expect(status, JSON.stringify(body)).toBe(200);
-      ids.push(...body.collections.map((collection: { id: string }) => collection.id));
-      const next: string | undefined = body.links.find((link: { rel: string }) => link.rel === 'next')?.href;
-      path = next && new URL(next).pathname + new URL(next).search;
-    }
-    return ids;
-  }
+  /** Every Collection id a search of /stac/api/collections finds. */
+  const collectionsOf = (query: string) => followPages<string>(`/stac/api/collections?limit=3&${query}`, (body) => body.collections.map((collection: { id: string }) => collection.id));
   const catalogOrder = async () => collectionsOf('');
   /** The Collections of some Items, in catalog order. */
   const collectionsOfItems = async (items: Item[]) => {

@@ -1,5 +1,6 @@
 import type { OgcLink } from '../../../schemas/ogc.ts';
 import type { FeatureLayer } from './layers.ts';
+import { QUERY_ROUTES } from '../catalog/routes.ts';
 import { OGC_ROUTES, OGC_TYPES } from './routes.ts';
 
 /**
@@ -170,11 +171,11 @@ export function renderTileJson(baseUrl: string, layer: FeatureLayer, facts: Arch
  * result's; a token past its lifetime makes the tiles, not this document, answer 401.
  */
 export function renderQueryTileset(baseUrl: string, queryId: string, token: string, bounds: [number, number, number, number], format: 'json' | 'tilejson'): object {
-  const tiles = `${baseUrl}/api/queries/${encodeURIComponent(queryId)}/tiles`;
-  const withToken = `?token=${encodeURIComponent(token)}`;
+  // The query's own routes, with the token as their query parameter: the tileset only points at them.
+  const xyz = `${baseUrl}${QUERY_ROUTES.getQueryTile.path.replace('{query_id}', encodeURIComponent(queryId))}?${QUERY_ROUTES.getQueryTile.encodeQuery({ token })}`;
   if (format === 'tilejson') {
     return {
-      tilejson: '3.0.0', name: `Query ${queryId}`, scheme: 'xyz', tiles: [`${tiles}/{z}/{x}/{y}.mvt${withToken}`], minzoom: 0, maxzoom: MAX_TILE_MATRIX,
+      tilejson: '3.0.0', name: `Query ${queryId}`, scheme: 'xyz', tiles: [xyz], minzoom: 0, maxzoom: MAX_TILE_MATRIX,
       bounds, vector_layers: [{ id: 'result', fields: {} }],
     };
   }
@@ -184,9 +185,9 @@ export function renderQueryTileset(baseUrl: string, queryId: string, token: stri
     boundingBox: { lowerLeft: bounds.slice(0, 2), upperRight: bounds.slice(2), crs: 'http://www.opengis.net/def/crs/OGC/1.3/CRS84' },
     layers: [{ id: 'result', dataType: 'vector' }],
     links: [
-      link(`${baseUrl}/api/queries/${encodeURIComponent(queryId)}/tileset${withToken}`, 'self', OGC_TYPES.json, 'This tileset'),
+      link(`${baseUrl}${QUERY_ROUTES.getQueryTileset.fillPath({ query_id: queryId })}?${QUERY_ROUTES.getQueryTileset.encodeQuery({ token })}`, 'self', OGC_TYPES.json, 'This tileset'),
       link(`${baseUrl}${OGC_ROUTES.getTileMatrixSet.fillPath({ tileMatrixSetId: WEB_MERCATOR_QUAD })}`, TILES_RELS.tilingScheme, OGC_TYPES.json, 'WebMercatorQuad'),
-      link(`${tiles}/{tileMatrix}/{tileCol}/{tileRow}.mvt${withToken}`, 'item', MVT_TYPE, 'A tile', true),
+      link(xyz.replace('{z}', '{tileMatrix}').replace('{x}', '{tileCol}').replace('{y}', '{tileRow}'), 'item', MVT_TYPE, 'A tile', true),
     ],
   };
 }

@@ -97,13 +97,13 @@ export function renderStacCollectionsPage(context: RenderContext, request: StacC
 
 /** The Collection with an id, or a 404 that says where the ids are listed. */
 export function renderStacApiCollection(context: RenderContext, collectionId: string): StacCollection {
-  const { collection, dataset } = findCollection(context, collectionId);
+  const { collection, dataset } = findStacCollection(context, collectionId);
   return renderStacCollection(context, collection, dataset, 'api');
 }
 
 /** The Item `{file}` (latest version) or `{file}@{version}` of a Collection, or a 404 that says what is missing. */
 export function renderStacApiItem(context: RenderContext, collectionId: string, itemId: string): StacItem {
-  const { collection, dataset } = findCollection(context, collectionId);
+  const { collection, dataset } = findStacCollection(context, collectionId);
   const at = itemId.indexOf('@');
   const slug = at < 0 ? itemId : itemId.slice(0, at);
   const file = findFile(dataset, slug);
@@ -137,7 +137,7 @@ export function renderStacSearchPage(
   const search = stacSearchIndex(context.index);
   if (request.intersects && !options.footprint) throw new Error('an intersects search needs the footprint filter its geometry was tested into');
   if (request.filter !== undefined && !options.filter) throw new Error('a filtered search needs its filter compiled (core/api/stac/filter.ts)');
-  if (options.collectionId !== undefined) findCollection(context, options.collectionId);
+  if (options.collectionId !== undefined) findStacCollection(context, options.collectionId);
   const digest = searchDigest(request, options.collectionId, options.footprint);
   const offset = readOffset(request.token, digest, search.fingerprint);
   const limit = request.limit ?? DEFAULT_ITEM_LIMIT;
@@ -186,7 +186,8 @@ function readOffset(token: string | undefined, digest: string, fingerprint: stri
   return read.offset;
 }
 
-function findCollection(context: RenderContext, collectionId: string) {
+/** The search index's range of a Collection, or a 404 that says where the ids are listed. */
+export function findStacCollection(context: RenderContext, collectionId: string) {
   const found = stacSearchIndex(context.index).collections.get(collectionId);
   if (!found) throw new StacApiFailure(404, `There is no Collection "${collectionId.slice(0, 120)}"; GET ${stacApiUrl(context.index.settings.baseUrl, STAC_ROUTES.getStacCollections)} lists them.`);
   return found;

@@ -1,9 +1,9 @@
 import type { Cql2PropertyType } from '../../cql2/check.ts';
-import { compileCql2Test, listSpatialLiterals } from '../../cql2/evaluate.ts';
+import { compileCql2Test } from '../../cql2/evaluate.ts';
 import { foldText } from '../../text.ts';
 import type { CatalogIndex } from '../../catalog-index.ts';
 import type { TimeInterval } from '../extent-params.ts';
-import type { StacFilter } from './filter.ts';
+import { createLiteralTests, type StacFilter } from './filter.ts';
 import { createBoxTest, stacSearchIndex, stacTextIndex, type StacSearchIndex } from './search.ts';
 import { scoreFreeText } from './text-index.ts';
 
@@ -75,10 +75,7 @@ export function searchStacCollections(index: CatalogIndex, request: StacCollecti
 
 /** A filter's test of Collections (by their order): properties of the dataset, geometry by any of its Items. */
 function createCollectionFilterTest(search: StacSearchIndex, collections: { id: string; first: number; end: number; dataset: { name: string; description?: string; license?: string } }[], { filter, hits }: NonNullable<StacCollectionSearch['filter']>) {
-  const meets = listSpatialLiterals(filter.expression).map((literal, index) => {
-    const verdicts = hits[index];
-    return 'bbox' in literal ? createBoxTest(search, literal.bbox) : (position: number) => verdicts?.[position] === 1;
-  });
+  const meets = createLiteralTests(search, filter, hits);
   return compileCql2Test<number>(filter.expression, {
     properties: STAC_COLLECTION_QUERYABLES,
     read: (name, order) => {

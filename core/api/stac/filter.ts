@@ -25,11 +25,11 @@ const QUERYABLE_TITLES: Record<string, string> = {
   description: 'The dataset\'s description', license: 'The licence: an SPDX id, or other', geometry: 'The footprint (of an Item, or of any Item of a Collection)',
 };
 
-/** A filter read from a search: its tree, and its geometry literals other than BBOX, which GEOS must test. */
+/** A filter read from a search: its tree, and its spatial literals in the order the filter tests them. */
 export interface StacFilter {
   expression: Cql2Expression;
-  /** The literals in the order the filter tests them; a BBOX is undefined here, tested in memory. */
-  geometries: (Cql2Geometry | undefined)[];
+  /** A BBOX is tested box against box here; GEOS must test any other geometry (`hits` below). */
+  literals: (Cql2Geometry | { bbox: number[] })[];
 }
 
 /**
@@ -43,25 +43,29 @@ export function readStacFilter(request: Pick<StacSearchRequest, 'filter' | 'filt
     const expression = readCql2Filter(request.filter, lang);
     checkCql2(expression, queryables);
     refuseFootprintOps(expression);
-    const geometries = listSpatialLiterals(expression).map((literal) => ('bbox' in literal ? undefined : literal));
-    return { expression, geometries };
+    return { expression, literals: listSpatialLiterals(expression) };
   } catch (error) {
     if (!(error instanceof Cql2Error)) throw error;
     throw new StacApiFailure(400, `"filter" ${describeCql2Error(error, lang)}.`);
   }
 }
 
+/**
+ * Whether each spatial literal of a filter meets the footprint of the entry at a position: a BBOX box against box,
+ * another geometry by GEOS's verdicts for it (`hits`, per literal, undefined for a BBOX).
+ */
+export function createLiteralTests(search: StacSearchIndex, filter: StacFilter, hits: (Uint8Array | undefined)[]): ((position: number) => boolean)[] {
+  return filter.literals.map((literal, index) => {
+    if ('bbox' in literal) return createBoxTest(search, literal.bbox);
+    const verdicts = hits[index];
+    if (!verdicts) throw new Error('a geometry literal needs the verdicts GEOS gave for it');
+    return (position: number) => verdicts[position] === 1;
+  });
+}
+
 /** A test of search positions for a filter, given GEOS's verdicts for each of its geometry literals. */
 export function createStacFilterTest(search: StacSearchIndex, filter: StacFilter, hits: (Uint8Array | undefined)[]): (position: number) => boolean {
-  const literals = listSpatialLiterals(filter.expression);
-  const meets = literals.map((literal, index) => {
-    const verdicts = hits[index];
-    if (!('bbox' in literal)) {
-      if (!verdicts) throw new Error('a geometry literal needs the verdicts GEOS gave for it');
-      return (position: number) => verdicts[position] === 1;
-    }
-    return createBoxTest(search, literal.bbox);
-  });
+  const meets = createLiteralTests(search, filter, hits);
   const { entries, times } = search;
   return compileCql2Test<number>(filter.expression, {
     properties: STAC_QUERYABLES,
