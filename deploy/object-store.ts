@@ -9,8 +9,15 @@ import { createS3Client, errorName } from '../runtime/s3-client.ts';
 import { Upload } from '@aws-sdk/lib-storage';
 import { PublishError } from './published-tree.ts';
 
-/** Objects larger than this go up in parts, read as a stream, rather than whole in memory. */
-const MULTIPART_BYTES = 16 * 1024 * 1024;
+/**
+ * Objects larger than this go up in parts, read as a stream, rather than whole in memory (at most 8 × 64 MiB held at
+ * once). At 16 MiB, the sample's two objects of 22 and 34 MB went up in parts, each 130 ms slower than one PUT into
+ * s3rver and last to finish: a first publish ran at 0.82× a loop of single PUTs, 1.0× with this (BENCHMARKS.md,
+ * "Publishing to a bucket"). rclone's cutoff is 200 MiB.
+ */
+export const MULTIPART_BYTES = 64 * 1024 * 1024;
+/** The size of each part above that. */
+const PART_BYTES = 16 * 1024 * 1024;
 
 /** `s3://bucket/prefix` split; `prefix` has no slash at either end and may be empty. */
 export interface BucketTarget {
@@ -83,7 +90,7 @@ export class ObjectStore {
         const body = await readFile(request.file);
         await this.#client.send(new PutObjectCommand({ ...input, Body: body, ContentLength: body.length }));
       } else {
-        await new Upload({ client: this.#client, params: { ...input, Body: createReadStream(request.file) }, partSize: MULTIPART_BYTES, queueSize: 2 }).done();
+        await new Upload({ client: this.#client, params: { ...input, Body: createReadStream(request.file) }, partSize: PART_BYTES, queueSize: 2 }).done();
       }
     } catch (error) {
       throw this.#explain(error, `uploading ${request.key}`);

@@ -1,8 +1,12 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { cp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { objectsOfEntry, planPublish, urlsOfKey } from '../deploy/publish-plan.ts';
+import { MULTIPART_BYTES, ObjectStore, parseTarget } from '../deploy/object-store.ts';
 import { MARKER_KEY, publish, type PublishOptions } from '../deploy/publish.ts';
 import { buildCatalog } from '../generator/build.ts';
 import type { Config } from '../runtime/config.ts';
@@ -219,6 +223,37 @@ describe('publish errors are one clear line without secrets', () => {
     expect(run.output()).toMatch(/^Usage: geoshelf publish \[options\] <target>$/m);
     expect(run.output()).toMatch(/^ {2}target +s3:\/\/BUCKET\[\/PREFIX\]$/m);
   });
+});
+
+describe('a file over the multipart size', () => {
+  it('goes up in parts, and reads back as the same bytes with its headers', async () => {
+    const dir = await makeTempDir();
+    const file = join(dir, 'large.pmtiles');
+    const bytes = randomBytes(MULTIPART_BYTES + 1024 * 1024);
+    await writeFile(file, bytes);
+    // The store's requests pass through a proxy that records them: s3rver's ETags do not tell a multipart object.
+    const requests: string[] = [];
+    const target = new URL(bucket.endpoint);
+    const proxy = createServer((request, response) => {
+      requests.push(`${request.method} ${request.url}`);
+      request.pipe(httpRequest({ host: target.hostname, port: target.port, path: request.url, method: request.method, headers: request.headers }, (answer) => {
+        response.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(response);
+      }));
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const endpoint = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const store = new ObjectStore(parseTarget(`s3://${bucket.bucket}/large`), { ...bucket.env, AWS_ENDPOINT_URL: endpoint });
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    await store.put({ key: 'data/large.pmtiles', file, bytes: bytes.length, contentType: 'application/vnd.pmtiles', cacheControl: 'public, max-age=300', metadata: { sha256 } });
+    proxy.close();
+    expect(requests.filter((line) => /^PUT .*[?&]partNumber=/.test(line)).length).toBeGreaterThanOrEqual(2);
+    expect(requests.filter((line) => /^POST .*[?&]uploadId=/.test(line))).toHaveLength(1);
+    const head = await bucket.head('large/data/large.pmtiles');
+    expect(head).toMatchObject({ ContentLength: bytes.length, ContentType: 'application/vnd.pmtiles', CacheControl: 'public, max-age=300', Metadata: { sha256 } });
+    expect(createHash('sha256').update((await bucket.read('large/data/large.pmtiles'))!).digest('hex')).toBe(sha256);
+    await rm(dir, { recursive: true, force: true });
+  }, 120_000);
 });
 
 describe('the publish plan', () => {
