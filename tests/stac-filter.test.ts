@@ -7,7 +7,7 @@ interface Item {
   id: string;
   collection: string;
   bbox?: number[];
-  properties: { datetime: string; title?: string };
+  properties: { datetime: string; title?: string; description?: string; created: string; version: string; 'table:row_count'?: number; 'proj:code': string | null };
 }
 
 let server: GeoshelfServer;
@@ -67,6 +67,33 @@ describe('the STAC API Filter extension on item search', () => {
     expect(keys(during)).toEqual(keys(await searchAll(`datetime=${encodeURIComponent(`../${middle}`)}`)));
   });
 
+  it('selects by the Items\' other properties: row count, CRS, version, times and description', async () => {
+    // Each selection must keep some Items and leave others, or it would show nothing.
+    const split = (expected: Item[]) => {
+      expect(expected.length).toBeGreaterThan(0);
+      expect(expected.length).toBeLessThan(all.length);
+      return keys(expected);
+    };
+    const counts = all.map((item) => item.properties['table:row_count']).filter((count) => count !== undefined).sort((a, b) => a - b);
+    const middle = counts[Math.floor(counts.length / 2)]!;
+    expect(keys(await filtered(`table:row_count > ${middle}`))).toEqual(split(all.filter((item) => item.properties['table:row_count']! > middle)));
+    expect(keys(await filtered(`"table:row_count" BETWEEN 1 AND ${middle}`))).toEqual(split(all.filter((item) => (item.properties['table:row_count'] ?? 0) >= 1 && item.properties['table:row_count']! <= middle)));
+    expect(keys(await filtered('"table:row_count" IS NULL'))).toEqual(keys(all.filter((item) => item.properties['table:row_count'] === undefined)));
+    const crs = all.find((item) => item.properties['proj:code'])!.properties['proj:code'];
+    expect(keys(await filtered(`"proj:code" = '${crs}'`))).toEqual(keys(all.filter((item) => item.properties['proj:code'] === crs)));
+    const version = all.map((item) => item.properties.version).sort()[0]!;
+    expect(keys(await filtered(`version = '${version}'`))).toEqual(split(all.filter((item) => item.properties.version === version)));
+    const created = all.map((item) => item.properties.created).sort();
+    const first = created[0]!;
+    expect(keys(await filtered(`created > TIMESTAMP('${first}')`))).toEqual(keys(all.filter((item) => Date.parse(item.properties.created) > Date.parse(first))));
+    const word = /\w{5,}/.exec(all.find((item) => item.properties.description)!.properties.description!)![0];
+    expect(keys(await filtered(`CASEI(description) LIKE CASEI('%${word}%')`))).toEqual(split(all.filter((item) => item.properties.description?.toLowerCase().includes(word.toLowerCase()))));
+    // A queryable of one kind is refused against a value of another.
+    const { status, body } = await request(`/stac/api/search?filter=${encodeURIComponent("table:row_count > 'many'")}`);
+    expect(status).toBe(400);
+    expect(body.description).toMatch(/cannot compare a number value with a string value/);
+  });
+
   it('selects by footprint as bbox and intersects do', async () => {
     expect(keys(await filtered('S_INTERSECTS(geometry, BBOX(-10, 35, 30, 60))'))).toEqual(keys(await searchAll('bbox=-10,35,30,60')));
     const triangle = { type: 'Polygon', coordinates: [[[-125, 25], [-65, 25], [-95, 50], [-125, 25]]] };
@@ -112,7 +139,9 @@ describe('the STAC API Filter extension on item search', () => {
     const { body } = await request(`/stac/api/collections/${collection}/items?filter=${encodeURIComponent(`id = '${all.find((item) => item.collection === collection)!.id}'`)}`);
     expect(body.features).toHaveLength(1);
     const queryables = await request('/stac/api/queryables');
-    expect(Object.keys(queryables.body.properties)).toEqual(['id', 'collection', 'datetime', 'title', 'geometry']);
+    expect(Object.keys(queryables.body.properties)).toEqual(['id', 'collection', 'datetime', 'title', 'geometry', 'description', 'created', 'updated', 'version', 'table:row_count', 'proj:code']);
+    expect(queryables.body.properties['table:row_count']).toMatchObject({ type: 'integer' });
+    expect(queryables.body.properties.created).toMatchObject({ type: 'string', format: 'date-time' });
     // The Filter extension answers queryables as a JSON Schema: valid against the 2020-12 meta-schema.
     const ajv = new Ajv2020({ strict: false });
     expect(ajv.validateSchema(queryables.body), JSON.stringify(ajv.errors)).toBe(true);

@@ -84,6 +84,29 @@ export function stacItemFacts(index: CatalogIndex, ref: StacFileRef): { bbox: [n
   return { bbox: versionBounds(index, ref.file, version), datetime: versionTimes(ref.file, version).datetime };
 }
 
+/** The latest Item's properties that item search filters on besides its footprint and datetime (`core/api/stac/filter.ts`). */
+export interface StacItemFilterFacts {
+  created: string;
+  updated: string;
+  version: string;
+  rowCount: number | null;
+  crs: string | null;
+}
+
+/** What `renderStacItem` puts in the latest Item's `created`, `updated`, `version`, `table:row_count` and `proj:code`. */
+export function stacItemFilterFacts(index: CatalogIndex, file: FileModel): StacItemFilterFacts {
+  const version = fileVersions(index, file)[0] ?? '';
+  const { created, updated } = versionTimes(file, version);
+  const primary = primarySource(index, file, version);
+  const rowCount = primary?.metadata?.feature_count;
+  return { created, updated, version, rowCount: typeof rowCount === 'number' ? rowCount : null, crs: primary?.stored?.crs ?? null };
+}
+
+/** The source an Item describes: the version's best schema source, else its first. */
+function primarySource(index: CatalogIndex, file: FileModel, version: string): SourceModel | undefined {
+  return pickSchemaSource(file, index, version)?.source ?? versionSources(file, version)[0];
+}
+
 /**
  * The Item of one version of a file (`undefined`: the latest). Its footprint is the file's WGS84 bounds, its
  * assets the stored files of that version's sources, its properties the data dictionary (table extension), the
@@ -99,7 +122,7 @@ export function renderStacItem(context: RenderContext, ref: StacFileRef, version
   const position = versions.indexOf(current);
   const urls = stacUrls(index.settings.baseUrl, style);
   const itemUrl = (v: string) => urls.item(collection, dataset, file, v, latest);
-  const primary = pickSchemaSource(file, index, current)?.source ?? versionSources(file, current)[0];
+  const primary = primarySource(index, file, current);
   const metadata = primary?.metadata;
   const bbox = versionBounds(index, file, current);
   const times = versionTimes(file, current);

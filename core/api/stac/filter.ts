@@ -17,12 +17,15 @@ import { createBoxTest, type StacSearchIndex } from './search.ts';
 /** The queryables of Items, with their types: what `/stac/api/queryables` lists. */
 export const STAC_QUERYABLES: ReadonlyMap<string, Cql2PropertyType> = new Map<string, Cql2PropertyType>([
   ['id', 'string'], ['collection', 'string'], ['datetime', 'timestamp'], ['title', 'string'], ['geometry', 'geometry'],
+  ['description', 'string'], ['created', 'timestamp'], ['updated', 'timestamp'], ['version', 'string'], ['table:row_count', 'integer'], ['proj:code', 'string'],
 ]);
 
 /** What each queryable is, for the queryables documents of Items and of Collections. */
 const QUERYABLE_TITLES: Record<string, string> = {
   id: 'The id', collection: 'Collection id', datetime: 'Item datetime', title: 'The title (a file\'s name, a dataset\'s name)',
-  description: 'The dataset\'s description', license: 'The licence: an SPDX id, or other', geometry: 'The footprint (of an Item, or of any Item of a Collection)',
+  description: 'The description (of a file, of a dataset)', license: 'The licence: an SPDX id, or other', geometry: 'The footprint (of an Item, or of any Item of a Collection)',
+  created: 'When the version was first published', updated: 'When the version was last updated', version: 'The version of the file the Item describes',
+  'table:row_count': 'Number of rows (features) of the data', 'proj:code': 'The data\'s coordinate reference system, as AUTHORITY:CODE',
 };
 
 /** A filter read from a search: its tree, and its spatial literals in the order the filter tests them. */
@@ -66,16 +69,27 @@ export function createLiteralTests(search: StacSearchIndex, filter: StacFilter, 
 /** A test of search positions for a filter, given GEOS's verdicts for each of its geometry literals. */
 export function createStacFilterTest(search: StacSearchIndex, filter: StacFilter, hits: (Uint8Array | undefined)[]): (position: number) => boolean {
   const meets = createLiteralTests(search, filter, hits);
-  const { entries, times } = search;
+  const { entries, times, properties } = search;
+  const numberAt = (column: Float64Array, position: number) => (Number.isNaN(column[position]!) ? null : column[position]!);
   return compileCql2Test<number>(filter.expression, {
     properties: STAC_QUERYABLES,
     read: (name, position) => {
       const entry = entries[position]!;
-      if (name === 'id') return entry.id;
-      if (name === 'collection') return entry.collectionId;
-      if (name === 'title') return entry.file.name;
-      const time = times[position]!;
-      return Number.isNaN(time) ? null : time;
+      switch (name) {
+        case 'id': return entry.id;
+        case 'collection': return entry.collectionId;
+        case 'title': return entry.file.name;
+        case 'description': return entry.file.description ?? null;
+        case 'created': return numberAt(properties.created, position);
+        case 'updated': return numberAt(properties.updated, position);
+        case 'version': return properties.version[position]!;
+        case 'table:row_count': return numberAt(properties.rowCount, position);
+        case 'proj:code': return properties.crs[position]!;
+        case 'datetime': return numberAt(times, position);
+        // The checks let a geometry property only into spatial functions (read through `meets`) and IS NULL.
+        case 'geometry': return entry.bbox ? 'footprint' : null;
+        default: throw new Error(`no value for the queryable ${name}`);
+      }
     },
     meets: (literal, position) => meets[literal]!(position),
   });

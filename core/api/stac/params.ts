@@ -169,7 +169,7 @@ const limitParam = (fallback: number, max: number) =>
     .describe(`Items per page, at least 1; ${fallback} when omitted, and a value above ${max} is read as ${max}.`);
 
 const FilterParams = {
-  filter: z.string().max(MAX_FILTER_LENGTH).describe('A CQL2 filter on the queryables (/stac/api/queryables: id, collection, datetime, title, geometry): comparisons, LIKE, BETWEEN, IN, IS NULL, AND/OR/NOT, CASEI, ACCENTI, T_ functions on datetime, and S_INTERSECTS or S_DISJOINT on the footprint. A bad filter is a 400 that says what and where.'),
+  filter: z.string().max(MAX_FILTER_LENGTH).describe('A CQL2 filter on the queryables (/stac/api/queryables: id, collection, datetime, title, geometry, description, created, updated, version, table:row_count, proj:code): comparisons, LIKE, BETWEEN, IN, IS NULL, AND/OR/NOT, CASEI, ACCENTI, T_ functions on the times, and S_INTERSECTS or S_DISJOINT on the footprint. A bad filter is a 400 that says what and where.'),
   'filter-lang': z.enum(['cql2-text', 'cql2-json']).describe('The encoding of filter: cql2-text (when omitted) or cql2-json.'),
   'filter-crs': z.literal(CRS84).describe('The CRS of the filter\'s geometry literals: CRS84, the only one.'),
 };

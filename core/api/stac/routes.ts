@@ -95,7 +95,7 @@ export const STAC_ROUTES = {
   }),
   getStacQueryables: defineRoute({
     id: 'getStacQueryables', method: 'GET', path: '/stac/api/queryables', tag: TAG, summary: 'Queryables of item search',
-    description: 'A JSON Schema of what a filter names: id, collection, datetime, title and geometry (the footprint). Query parameters are ignored.',
+    description: 'A JSON Schema of what a filter names: id, collection, datetime, title, geometry (the footprint), and the Item\'s description, created, updated, version, table:row_count and proj:code. Query parameters are ignored.',
     headers: CONDITIONAL_HEADERS,
     responses: { 200: QUERYABLES, 304: NOT_MODIFIED, 405: WRONG_METHOD },
   }),

@@ -3,7 +3,7 @@ import type { DatasetModel, FileModel } from '../../model.ts';
 import type { SearchDocument } from '../../search.ts';
 import { foldText } from '../../text.ts';
 import type { StacBbox } from '../../../schemas/stac.ts';
-import { stacCollectionId, stacItemFacts, type StacFileRef } from './documents.ts';
+import { stacCollectionId, stacItemFacts, stacItemFilterFacts, type StacFileRef } from './documents.ts';
 import { TextDigest } from './page-token.ts';
 import { splitBox } from '../../geo/lon-extent.ts';
 import { runAtOnce, type Sliced } from '../../slices.ts';
@@ -84,6 +84,14 @@ export interface StacSearchIndex {
   boxes: Float64Array;
   /** Item datetime per entry, epoch milliseconds. */
   times: Float64Array;
+  /** The latest Item's other properties that a filter reads, per entry; NaN or null where the Item has none. */
+  properties: {
+    created: Float64Array;
+    updated: Float64Array;
+    rowCount: Float64Array;
+    version: string[];
+    crs: (string | null)[];
+  };
   /** STAC Collection id → the range [first, end) of its entries, in catalog order of Collections. */
   collections: Map<string, Omit<StacFileRef, 'file'> & { first: number; end: number }>;
   /** Item id → the position of the entry with that id, or the positions when a slug repeats across datasets. */
@@ -139,6 +147,8 @@ function* stacSearchIndexSlices(index: CatalogIndex): Sliced<StacSearchIndex> {
   const collections: StacSearchIndex['collections'] = new Map();
   const formats = JSON.stringify(index.model.formats.map((format) => [format.id, format.format_type]));
   const factsOfFile = index.derived.memo(FILE_FACTS);
+  // Not kept with the facts: at 100,000 datasets the columns below take 12 MB, and Items' timestamps as strings twice that.
+  const properties = { created: [] as number[], updated: [] as number[], rowCount: [] as number[], version: [] as string[], crs: [] as (string | null)[] };
   for (const collection of index.model.collections) {
     for (const dataset of collection.datasets) {
       const collectionId = stacCollectionId(collection, dataset);
@@ -147,6 +157,12 @@ function* stacSearchIndexSlices(index: CatalogIndex): Sliced<StacSearchIndex> {
         let facts = factsOfFile.get(file);
         if (facts?.formats !== formats) facts = factsOfFile.set(file, { ...stacItemFacts(index, { collection, dataset, file }), formats });
         entries.push({ collection, dataset, file, id: file.slug, collectionId, datetime: facts.datetime, bbox: facts.bbox });
+        const more = stacItemFilterFacts(index, file);
+        properties.created.push(Date.parse(more.created));
+        properties.updated.push(Date.parse(more.updated));
+        properties.rowCount.push(more.rowCount ?? Number.NaN);
+        properties.version.push(more.version);
+        properties.crs.push(more.crs);
       }
       collections.set(collectionId, { collection, dataset, first, end: entries.length });
       if (collections.size % 32 === 0) yield;
@@ -165,10 +181,14 @@ function* stacSearchIndexSlices(index: CatalogIndex): Sliced<StacSearchIndex> {
     else if (typeof same === 'number') byItemId.set(entry.id, [same, position]);
     else same.push(position);
     const { dataset, file } = entry;
-    digest.update(`${position === 0 ? '' : '\n'}${entry.collectionId}/${entry.id}/${entry.datetime}/${entry.bbox}/${dataset.updated_at}/${file.updated_at}/${file.name}`);
+    digest.update(`${position === 0 ? '' : '\n'}${entry.collectionId}/${entry.id}/${entry.datetime}/${entry.bbox}/${dataset.updated_at}/${file.updated_at}/${file.name}/${file.description ?? ''}`);
+    digest.update(`/${properties.created[position]}/${properties.updated[position]}/${properties.rowCount[position]}/${properties.version[position]}/${properties.crs[position]}`);
     if (position % SLICE_ENTRIES === SLICE_ENTRIES - 1) yield;
   }
-  return index.derived.get(SEARCH_INDEX) ?? index.derived.set(SEARCH_INDEX, { entries, boxes, times, collections, byItemId, fingerprint: digest.digest() });
+  return index.derived.get(SEARCH_INDEX) ?? index.derived.set(SEARCH_INDEX, {
+    entries, boxes, times, collections, byItemId, fingerprint: digest.digest(),
+    properties: { ...properties, created: Float64Array.from(properties.created), updated: Float64Array.from(properties.updated), rowCount: Float64Array.from(properties.rowCount) },
+  });
 }
 
 /** Writes a box as one or two boxes that do not cross ±180°. */
