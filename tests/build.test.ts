@@ -406,4 +406,17 @@ describe('the id ledger', () => {
       expect((error as BuildError).issues).toEqual([expect.objectContaining({ code: 'LedgerInvalid', path: at })]);
     }
   });
+
+  it('reads the ledger\'s entries without a prototype, and refuses a next id too large to be true', async () => {
+    const config = await makeTestConfig();
+    const path = join(config.catalogDir, 'ledger.json');
+    const ledger = JSON.parse(await readFile(path, 'utf8'));
+    const read = await readLedger(path);
+    expect(Object.keys(read.ids.dataset).length).toBeGreaterThan(0);
+    expect(read.ids.dataset['constructor']).toBeUndefined();
+    expect('toString' in read.ids.file).toBe(false);
+    await writeFile(path, JSON.stringify({ ...ledger, next: { ...ledger.next, dataset: 2 ** 40 } }));
+    const error = await readLedger(path).catch((thrown: unknown) => thrown);
+    expect((error as BuildError).issues).toEqual([expect.objectContaining({ code: 'LedgerInvalid', path: 'next.dataset' })]);
+  });
 });

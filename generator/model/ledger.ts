@@ -12,11 +12,14 @@ export type LedgerKind = (typeof LEDGER_KINDS)[number];
 /** One entry of the ledger: the id and when it was given. */
 type LedgerEntry = [id: number, createdAt: string];
 
+/** The largest `next` a ledger may hold: the checks and the allocator keep a byte per id below it. */
+const MAX_NEXT_ID = 2 ** 31 - 1;
+
 // Entries are checked by hand in `readLedger`: zod over 100,000 entries took a third of a second.
 const byKind = () => z.strictObject(Object.fromEntries(LEDGER_KINDS.map((kind) => [kind, z.custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), 'must be an object')])) as Record<LedgerKind, z.ZodCustom<Record<string, unknown>>>);
 const LedgerSchema = z.strictObject({
   format: z.literal('geoshelf-ledger/1'),
-  next: z.strictObject(Object.fromEntries(LEDGER_KINDS.map((kind) => [kind, z.number().int().positive()])) as Record<LedgerKind, z.ZodNumber>),
+  next: z.strictObject(Object.fromEntries(LEDGER_KINDS.map((kind) => [kind, z.number().int().positive().max(MAX_NEXT_ID)])) as Record<LedgerKind, z.ZodNumber>),
   ids: byKind(),
   removed: byKind().partial().optional(),
 });
@@ -46,9 +49,12 @@ export function createEmptyLedger(): LedgerData {
   };
 }
 
-/** One object per kind; keyed by slugs, so none has a prototype (a record named `constructor` must not find Object's). */
+/**
+ * One object per kind; keyed by slugs, so none has a prototype (a record named `constructor` must not find Object's).
+ * The objects of `from` lose theirs in place: copying the 160,000 entries of a 10k × 3 ledger took 80–140 ms.
+ */
 function byKindWithoutPrototype(from: Partial<Record<LedgerKind, Record<string, unknown>>> = {}): Record<LedgerKind, Record<string, unknown>> {
-  return Object.fromEntries(LEDGER_KINDS.map((kind) => [kind, Object.assign(Object.create(null) as Record<string, unknown>, from[kind])])) as Record<LedgerKind, Record<string, unknown>>;
+  return Object.fromEntries(LEDGER_KINDS.map((kind) => [kind, from[kind] ? Object.setPrototypeOf(from[kind], null) as Record<string, unknown> : Object.create(null) as Record<string, unknown>])) as Record<LedgerKind, Record<string, unknown>>;
 }
 
 /** Reads the ledger file; a missing file is an empty ledger. A damaged one fails the build. */
@@ -72,15 +78,16 @@ export async function readLedger(path: string): Promise<LedgerData> {
   const ledger: LedgerData = { ...result.data, ids: byKindWithoutPrototype(result.data.ids) as LedgerData['ids'], removed: byKindWithoutPrototype(result.data.removed) as LedgerData['removed'] };
   for (const kind of LEDGER_KINDS) {
     const entries = ledger.ids[kind] as Record<string, unknown>;
-    const seen = new Set<number>();
+    // A flag per id below next: a set of 160,000 ids cost as much as the rest of the checks.
+    const seen = new Uint8Array(ledger.next[kind]);
     for (const key in entries) {
       const entry = entries[key];
       const valid = Array.isArray(entry) && entry.length === 2 && Number.isInteger(entry[0]) && entry[0] > 0 && entry[0] < ledger.next[kind] &&
-        typeof entry[1] === 'string' && TIMESTAMP.test(entry[1]) && !seen.has(entry[0]);
+        typeof entry[1] === 'string' && TIMESTAMP.test(entry[1]) && seen[entry[0]] === 0;
       if (!valid) {
         throw new BuildError([{ code: 'LedgerInvalid', source, path: `ids.${kind}.${key}`, message: `must be [id, "YYYY-MM-DDTHH:MM:SS"] with an id below next.${kind} that no other entry has` }]);
       }
-      seen.add(entry[0]);
+      seen[entry[0]] = 1;
     }
     const removed = ledger.removed[kind] as Record<string, unknown>;
     for (const key in removed) {
