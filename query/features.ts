@@ -7,7 +7,7 @@ import { queryFailure } from './errors.ts';
 import type { FeaturesValue, QueryTask } from './protocol.ts';
 import { nameSpatialFunction, registerSpatialTests } from './cql2-spatial.ts';
 import { compileCql2, type Cql2SqlContext } from './cql2-sql.ts';
-import { envelopeTest, isBboxCovering, toFileBox } from './result-shape.ts';
+import { envelopeTest, isBboxCovering, toFileBox, type ColumnMemo } from './result-shape.ts';
 import { createValueConverter, type JsonValue } from './values.ts';
 
 /**
@@ -31,10 +31,24 @@ interface FileShape {
   properties: string[];
 }
 
-async function describeFile(connection: DuckDBConnection, from: string, wanted: string | undefined): Promise<FileShape> {
-  const rows = (await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${from}`)).getRowObjects();
-  const names = rows.map((row) => String(row.column_name));
-  const types = rows.map((row) => String(row.column_type));
+/**
+ * The columns of the file, from its prepared statement, and remembered by the sandbox, whose file does not change
+ * while it is kept (query/worker.ts): a DESCRIBE ran a query on every page.
+ */
+async function describeFile(connection: DuckDBConnection, from: string, wanted: string | undefined, memo?: ColumnMemo): Promise<FileShape> {
+  const select = `SELECT * FROM ${from}`;
+  let columns = memo?.get(select);
+  if (!columns) {
+    const prepared = await connection.prepare(select);
+    try {
+      const indexes = Array.from({ length: prepared.columnCount }, (_, index) => index);
+      columns = { names: indexes.map((index) => prepared.columnName(index)), types: indexes.map((index) => String(prepared.columnType(index))) };
+    } finally {
+      prepared.destroySync();
+    }
+    memo?.set(select, columns);
+  }
+  const { names, types } = columns;
   const geometry = wanted !== undefined && names.includes(wanted) ? wanted : (names.find((_, index) => types[index] === 'GEOMETRY') ?? null);
   const hasBbox = names.some((name, index) => name === 'bbox' && isBboxCovering(types[index]!));
   const properties = names.filter((name) => name !== geometry && name !== 'file_row_number' && !(name === 'bbox' && hasBbox));
@@ -42,10 +56,10 @@ async function describeFile(connection: DuckDBConnection, from: string, wanted: 
 }
 
 /** Runs a features task in its sandbox: the file is the task's one source. */
-export async function runFeatures(connection: DuckDBConnection, task: FeaturesTask, isInterrupted: () => boolean): Promise<FeaturesValue> {
+export async function runFeatures(connection: DuckDBConnection, task: FeaturesTask, isInterrupted: () => boolean, memo?: ColumnMemo): Promise<FeaturesValue> {
   const from = `read_parquet(${quoteLiteral(task.sources[0]!.path)}, file_row_number = true)`;
   const read = task.read;
-  const shape = await describeFile(connection, from, task.geometryColumn);
+  const shape = await describeFile(connection, from, task.geometryColumn, memo);
   const select = `SELECT file_row_number, ${shape.geometry ? quoteIdentifier(shape.geometry) : 'NULL'}${shape.properties.map((name) => `, ${quoteIdentifier(name)}`).join('')} FROM ${from}`;
   const crs = task.crs ?? 'OGC:CRS84';
   if (read.mode === 'one') {

@@ -89,7 +89,7 @@ async function run(id: number, task: WorkerTask): Promise<void> {
       // A page laps `query` once DuckDB has answered (query/page-rows.ts readPageRows): what follows is `rows`.
       const value = task.kind === 'page'
         ? await (task.format === 'arrow' ? runArrowPage : runPage)(connection, task, interrupted, clock.lap)
-        : task.kind === 'features' ? await runFeatures(connection, task, interrupted)
+        : task.kind === 'features' ? await runFeatures(connection, task, interrupted, taken.sandbox.columns)
         : task.kind === 'export' ? await runExport(connection, task, interrupted)
         : task.kind === 'bounds' ? await runBounds(connection, task, interrupted, taken.sandbox.columns) : await runTile(connection, task, interrupted, taken.sandbox.columns);
       clock.lap(task.kind === 'page' ? STEP.rows : STEP.query);
