@@ -94,6 +94,21 @@ describe('the STAC API Filter extension on item search', () => {
     expect(body.description).toMatch(/cannot compare a number value with a string value/);
   });
 
+  it('sorts by row count both ways and by creation time', async () => {
+    for (const [sortby, sign] of [['-table:row_count', -1], ['properties.table:row_count', 1]] as const) {
+      const sorted = await followPages<Item>(`/stac/api/search?limit=7&sortby=${sortby}`, (body) => body.features);
+      expect(keys(sorted).sort()).toEqual(keys(all).sort());
+      const counts = sorted.map((item) => item.properties['table:row_count']);
+      const known = counts.filter((count) => count !== undefined);
+      expect(new Set(known).size).toBeGreaterThan(2);
+      expect(known).toEqual([...known].sort((a, b) => sign * (a - b)));
+      expect(counts.slice(known.length).every((count) => count === undefined), `${sortby}: ${counts}`).toBe(true);
+    }
+    const byCreated = await followPages<Item>('/stac/api/search?limit=7&sortby=properties.created,id', (body) => body.features);
+    const expected = [...all].sort((a, b) => Date.parse(a.properties.created) - Date.parse(b.properties.created) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    expect(keys(byCreated)).toEqual(keys(expected));
+  });
+
   it('selects by footprint as bbox and intersects do', async () => {
     expect(keys(await filtered('S_INTERSECTS(geometry, BBOX(-10, 35, 30, 60))'))).toEqual(keys(await searchAll('bbox=-10,35,30,60')));
     const triangle = { type: 'Polygon', coordinates: [[[-125, 25], [-65, 25], [-95, 50], [-125, 25]]] };

@@ -154,7 +154,7 @@ const SortByParam = textCodec<StacSortKey[]>(
     return parseSortKeys(keys.map((key) => ({ field: key.replace(/^[+-]/, ''), direction: key.startsWith('-') ? 'desc' : 'asc' })));
   },
   (keys) => keys.map((key) => `${key.direction === 'desc' ? '-' : '+'}${key.field}`).join(','),
-  `Sort keys separated by commas, at most ${MAX_SORT_KEYS}, each +field (ascending, the default) or -field: id, collection, datetime, title (or properties.datetime, properties.title). Ties keep catalog order.`,
+  `Sort keys separated by commas, at most ${MAX_SORT_KEYS}, each +field (ascending, the default) or -field: id, collection, datetime, title, created, updated, table:row_count (or each of the last five under properties.). An Item without the value sorts after those with it; ties keep catalog order.`,
 );
 
 const FreeTextParam = textCodec<string[][]>(

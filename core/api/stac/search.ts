@@ -33,6 +33,12 @@ export const STAC_SORT_FIELDS = {
   'properties.datetime': 'properties.datetime',
   title: 'properties.title',
   'properties.title': 'properties.title',
+  created: 'properties.created',
+  'properties.created': 'properties.created',
+  updated: 'properties.updated',
+  'properties.updated': 'properties.updated',
+  'table:row_count': 'properties.table:row_count',
+  'properties.table:row_count': 'properties.table:row_count',
 } as const;
 
 /** A field items can be sorted on, in its canonical name. */
@@ -314,13 +320,21 @@ function sortRanks(search: StacSearchIndex, field: StacSortField): Int32Array {
   rankCache.set(search, cached);
   const known = cached.get(field);
   if (known) return known;
-  const keys: (string | number)[] = search.entries.map((entry, position) =>
-    field === 'id' ? entry.id
-      : field === 'collection' ? entry.collectionId
-        : field === 'properties.datetime' ? search.times[position]!
-          : foldText(entry.file.name));
-  const order = keys.map((_, position) => position).sort((a, b) => compare(keys[a]!, keys[b]!));
-  const ranks = new Int32Array(keys.length);
+  const { properties } = search;
+  const keys: (string | number)[] = search.entries.map((entry, position) => {
+    switch (field) {
+      case 'id': return entry.id;
+      case 'collection': return entry.collectionId;
+      case 'properties.datetime': return search.times[position]!;
+      case 'properties.created': return properties.created[position]!;
+      case 'properties.updated': return properties.updated[position]!;
+      case 'properties.table:row_count': return properties.rowCount[position]!;
+      case 'properties.title': return foldText(entry.file.name);
+    }
+  });
+  // An entry without the value (NaN) has no rank: it sorts after the others either way (`sortPositions`).
+  const order = keys.map((_, position) => position).filter((position) => !Number.isNaN(keys[position])).sort((a, b) => compare(keys[a]!, keys[b]!));
+  const ranks = new Int32Array(keys.length).fill(MISSING);
   order.forEach((position, rank) => {
     const previous = order[rank - 1];
     ranks[position] = rank > 0 && keys[previous!] === keys[position] ? ranks[previous!]! : rank;
@@ -333,12 +347,22 @@ function compare(a: string | number, b: string | number): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Sorts positions by keys (rank per entry, sign 1 ascending, −1 descending), ties in catalog order. */
+/** The rank of an entry that has no value for a sort field. */
+const MISSING = -1;
+
+/**
+ * Sorts positions by keys (rank per entry, sign 1 ascending, −1 descending), an entry without a value after those
+ * with one in either direction, ties in catalog order.
+ */
 function sortPositions(positions: Int32Array, keys: { ranks: Int32Array; sign: number }[]): Int32Array {
   return positions.sort((a, b) => {
     for (const { ranks, sign } of keys) {
-      const difference = ranks[a]! - ranks[b]!;
-      if (difference !== 0) return sign * difference;
+      const rankA = ranks[a]!;
+      const rankB = ranks[b]!;
+      if (rankA === rankB) continue;
+      if (rankA === MISSING) return 1;
+      if (rankB === MISSING) return -1;
+      return sign * (rankA - rankB);
     }
     return a - b;
   });
