@@ -7,7 +7,7 @@ import { queryFailure } from './errors.ts';
 import type { FeaturesValue, QueryTask } from './protocol.ts';
 import { nameSpatialFunction, registerSpatialTests } from './cql2-spatial.ts';
 import { compileCql2, type Cql2SqlContext } from './cql2-sql.ts';
-import { envelopeTest, isBboxCovering, toFileBox, type ColumnMemo } from './result-shape.ts';
+import { envelopeTest, isBboxCovering, readColumns, toFileBox, type ColumnMemo } from './result-shape.ts';
 import { createValueConverter, type JsonValue } from './values.ts';
 
 /**
@@ -37,18 +37,7 @@ interface FileShape {
  */
 async function describeFile(connection: DuckDBConnection, from: string, wanted: string | undefined, memo?: ColumnMemo): Promise<FileShape> {
   const select = `SELECT * FROM ${from}`;
-  let columns = memo?.get(select);
-  if (!columns) {
-    const prepared = await connection.prepare(select);
-    try {
-      const indexes = Array.from({ length: prepared.columnCount }, (_, index) => index);
-      columns = { names: indexes.map((index) => prepared.columnName(index)), types: indexes.map((index) => String(prepared.columnType(index))) };
-    } finally {
-      prepared.destroySync();
-    }
-    memo?.set(select, columns);
-  }
-  const { names, types } = columns;
+  const { names, types } = await readColumns(connection, select, select, memo);
   const geometry = wanted !== undefined && names.includes(wanted) ? wanted : (names.find((_, index) => types[index] === 'GEOMETRY') ?? null);
   const hasBbox = names.some((name, index) => name === 'bbox' && isBboxCovering(types[index]!));
   const properties = names.filter((name) => name !== geometry && name !== 'file_row_number' && !(name === 'bbox' && hasBbox));
