@@ -17,10 +17,8 @@ const TWIN_DESCRIPTION = 'Vector tiles of the whole GeoParquet file of this vers
  * and the file lists no PMTiles source of that version itself. Ids come from the ledger like any source's.
  */
 export function addTwins(file: FileModel, key: string, dataFiles: Map<number, LocalDataFile | RemoteDataFile>, context: ResolveContext): void {
-  const formats = [...context.formats.values()];
-  const format = formats.find((candidate) => candidate.format_type === 'pmtiles');
+  const { format, geoparquet } = twinFormats(context.formats);
   if (!format) return;
-  const geoparquet = new Set(formats.filter((candidate) => candidate.format_type === 'geoparquet').map((candidate) => candidate.id));
   let twins = file.formats.find((link) => link.format_id === format.id);
   const listed = new Set(twins?.sources.map((source) => source.version));
   for (const link of file.formats.filter((candidate) => geoparquet.has(candidate.format_id))) {
@@ -49,4 +47,21 @@ export function addTwins(file: FileModel, key: string, dataFiles: Map<number, Lo
     }
   }
   twins?.sources.sort((a, b) => compareVersionsNewestFirst(a.version, b.version));
+}
+
+type FormatTable = ResolveContext['formats'];
+
+/** The twins' format and the ids of the GeoParquet formats, per table of formats: asked once per file of the catalog. */
+const TWIN_FORMATS = new WeakMap<FormatTable, { format: ReturnType<FormatTable['get']>; geoparquet: Set<number> }>();
+
+function twinFormats(table: FormatTable): { format: ReturnType<FormatTable['get']>; geoparquet: Set<number> } {
+  const known = TWIN_FORMATS.get(table);
+  if (known) return known;
+  const formats = [...table.values()];
+  const found = {
+    format: formats.find((candidate) => candidate.format_type === 'pmtiles'),
+    geoparquet: new Set(formats.filter((candidate) => candidate.format_type === 'geoparquet').map((candidate) => candidate.id)),
+  };
+  TWIN_FORMATS.set(table, found);
+  return found;
 }
