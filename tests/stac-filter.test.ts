@@ -1,7 +1,14 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GeoshelfServer } from '../server/app.ts';
-import { sampleServer } from './helpers/sample.ts';
+import { cp, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createStacFilterTest, readStacFilter } from '../core/api/stac/filter.ts';
+import { searchStacItems, stacSearchIndex } from '../core/api/stac/search.ts';
+import { createCatalogIndex } from '../core/catalog-index.ts';
+import { loadCatalogModel } from '../generator/build.ts';
+import { makeTestConfig } from './helpers/catalog.ts';
+import { sampleConfig, sampleServer } from './helpers/sample.ts';
 
 interface Item {
   id: string;
@@ -167,6 +174,31 @@ describe('the STAC API Filter extension on item search', () => {
     expect(landing.body.conformsTo).toContain('https://api.stacspec.org/v1.0.0/item-search#filter');
     expect(landing.body.links.some((link: { rel: string }) => link.rel === 'http://www.opengis.net/def/rel/ogc/1.0/queryables')).toBe(true);
   });
+});
+
+describe('Items without a footprint or a row count', () => {
+  // The sample's Items all have both: a dataset read from an API (never measured) has neither.
+  it('have a null geometry and row count, and sort after the others either way', async () => {
+    const config = await makeTestConfig();
+    await cp(sampleConfig().cacheDir, config.cacheDir, { recursive: true });
+    await writeFile(join(config.catalogDir, 'datasets', 'from-api.yaml'), 'slug: from-api\ncollection: natural-earth\nname: From an API\nfiles:\n  - slug: remote-items\n    name: Remote items\n    formats:\n      - format: geojson\n        sources:\n          - version: "1"\n            api: { url: "https://service.example.org/items" }\n');
+    const { model } = await loadCatalogModel({ config });
+    const index = createCatalogIndex(model, { baseUrl: 'https://catalog.example.org', storageBaseUrl: 'https://catalog.example.org/data' });
+    const search = stacSearchIndex(index);
+    const idOf = (position: number) => search.entries[position]!.id;
+    const matching = (filter: string) => {
+      const test = createStacFilterTest(search, readStacFilter({ filter })!, []);
+      return search.entries.map((_, position) => position).filter(test).map(idOf);
+    };
+    expect(matching('geometry IS NULL')).toEqual(['remote-items']);
+    expect(matching('"table:row_count" IS NULL')).toEqual(['remote-items']);
+    expect(matching('NOT ("table:row_count" IS NULL)')).toHaveLength(search.entries.length - 1);
+    for (const direction of ['asc', 'desc'] as const) {
+      const sorted = [...searchStacItems(index, { sortby: [{ field: 'properties.table:row_count', direction }] })].map(idOf);
+      expect(sorted.at(-1), direction).toBe('remote-items');
+      expect(sorted).toHaveLength(search.entries.length);
+    }
+  }, 120_000);
 });
 
 describe('STAC API Collection Search', () => {
