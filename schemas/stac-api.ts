@@ -35,10 +35,13 @@ export const DEFAULT_ITEM_LIMIT = 10;
 export const MAX_ITEM_LIMIT = 250;
 /** Most ids or collections one search may name. */
 export const MAX_SEARCH_NAMES = 1_000;
-/** Most sort keys: one per field that sorts. */
+/** Most sort keys in one search. */
 export const MAX_SORT_KEYS = 4;
 /** Longest page token: tokens this API writes are far shorter. */
 export const MAX_PAGE_TOKEN_LENGTH = 200;
+/** Most paths a `fields` may name (Fields extension), and the longest path. */
+export const MAX_FIELDS = 64;
+export const MAX_FIELD_PATH_LENGTH = 200;
 
 /** Error body of the STAC API (its `exception` schema): a code and what to change. */
 export const StacApiErrorSchema = z
@@ -204,11 +207,11 @@ const searchBodyFields = {
     .describe(`Free text: terms (an array, or one string with commas between terms); an Item matches any term, and every word of a term. At most ${MAX_FREE_TEXT_TERMS} terms, ${MAX_FREE_TEXT_WORDS} words in all and ${MAX_FREE_TEXT_LENGTH} characters in all.`).optional(),
   sortby: z.array(StacSortBySchema).max(MAX_SORT_KEYS, `has more than ${MAX_SORT_KEYS} keys`).describe(`Sort keys, at most ${MAX_SORT_KEYS}.`).optional(),
   token: z.string().max(MAX_PAGE_TOKEN_LENGTH, `is longer than ${MAX_PAGE_TOKEN_LENGTH} characters, so it is not a token of this API`).describe('The token of a next link.').optional(),
-  filter: z.union([z.string(), z.looseObject({})]).describe('A CQL2 filter on the queryables (id, collection, datetime, title, geometry): a cql2-json object, or cql2-text in a string.').optional(),
+  filter: z.union([z.string(), z.looseObject({})]).describe('A CQL2 filter on the queryables (/stac/api/queryables: id, collection, datetime, title, geometry, description, created, updated, version, table:row_count, proj:code): a cql2-json object, or cql2-text in a string.').optional(),
   'filter-lang': z.enum(['cql2-text', 'cql2-json']).describe('The encoding of filter: cql2-json for an object (the default then), cql2-text for a string (the default then).').optional(),
   fields: z.strictObject({
-    include: z.array(z.string().max(200)).max(64).nullable().optional(),
-    exclude: z.array(z.string().max(200)).max(64).nullable().optional(),
+    include: z.array(z.string().max(MAX_FIELD_PATH_LENGTH)).max(MAX_FIELDS).nullable().optional(),
+    exclude: z.array(z.string().max(MAX_FIELD_PATH_LENGTH)).max(MAX_FIELDS).nullable().optional(),
   }).describe('Which fields of each Item to return (the Fields extension): dotted paths to include and to exclude; with neither, the default set of a valid Item.').optional(),
   'filter-crs': z.literal('http://www.opengis.net/def/crs/OGC/1.3/CRS84').describe('The CRS of the filter\'s geometry literals: CRS84, the only one.').optional(),
 };

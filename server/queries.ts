@@ -40,7 +40,7 @@ export function registerQueryRoutes(app: H3, service: QueryService, options: Que
    * and links cannot set headers; map_configuration names both). Pages are POSTs with a JSON body, sent by clients
    * that can set a header, so they take the header only and keep tokens out of URLs and logs.
    */
-  const tokenOf = (event: H3Event, route: typeof QUERY_ROUTES.getQueryBounds | typeof QUERY_ROUTES.getQueryTile | typeof QUERY_ROUTES.getQueryDownload | typeof QUERY_ROUTES.getQueryTileset) => {
+  const tokenOf = (event: H3Event, route: typeof QUERY_ROUTES.getQueryBounds | typeof QUERY_ROUTES.getQueryTile | typeof QUERY_ROUTES.getQueryDownload) => {
     const query = route.parseQuery(event.url.searchParams);
     if (!query.ok) throw queryFailure('invalid_request', query.detail);
     return token(event) ?? query.value.token;
@@ -77,11 +77,11 @@ export function registerQueryRoutes(app: H3, service: QueryService, options: Que
         return timed(respondTile(event.req, tile, options.tileMaxAge), steps);
       },
       getQueryTileset: async (event, { query_id }) => {
-        const queryToken = tokenOf(event, QUERY_ROUTES.getQueryTileset);
-        const { bounds } = await service.bounds(String(query_id), queryToken, requestClientOf(event), { steps: startSteps() });
         const query = QUERY_ROUTES.getQueryTileset.parseQuery(event.url.searchParams);
-        const format = query.ok ? (query.value.f ?? 'json') : 'json';
-        return json(renderQueryTileset(options.baseUrl(), String(query_id), queryToken!, bounds, format), event.req.method === 'HEAD');
+        if (!query.ok) throw queryFailure('invalid_request', query.detail);
+        const queryToken = token(event) ?? query.value.token;
+        const { bounds } = await service.bounds(String(query_id), queryToken, requestClientOf(event), { steps: startSteps() });
+        return json(renderQueryTileset(options.baseUrl(), String(query_id), queryToken!, bounds, query.value.f ?? 'json'), event.req.method === 'HEAD');
       },
       getQueryDownload: async (event, { query_id, format }) => {
         const file = await service.download(String(query_id), tokenOf(event, QUERY_ROUTES.getQueryDownload), format as DownloadFormat, requestClientOf(event));

@@ -1,3 +1,5 @@
+import { MAX_FIELD_PATH_LENGTH, MAX_FIELDS } from '../../../schemas/stac-api.ts';
+
 /**
  * The STAC API Fields extension on item search: which fields of each Item to return. `include` and `exclude` are
  * dotted paths (`properties.datetime`); missing (undefined), empty and null differ as the extension's table says.
@@ -10,16 +12,13 @@ export interface StacFields {
 /** The fields of a valid Item, which a search asking for no field in particular returns (rule 1 of the extension). */
 const DEFAULT_FIELDS = ['type', 'stac_version', 'id', 'geometry', 'bbox', 'links', 'assets', 'properties.datetime'];
 
-/** Most paths a `fields` may name, and the longest path. */
-export const MAX_FIELDS = 64;
-const MAX_PATH_LENGTH = 200;
 
 /** Reads the GET spelling: comma-separated paths, `-` before one to exclude, `+` or nothing to include. */
 export function readFieldsText(text: string): { ok: true; value: StacFields } | { ok: false; detail: string } {
   const paths = text.split(',').map((path) => path.trim()).filter(Boolean);
   if (paths.length > MAX_FIELDS) return { ok: false, detail: `names ${paths.length} fields; at most ${MAX_FIELDS} are allowed` };
-  const long = paths.find((path) => path.length > MAX_PATH_LENGTH);
-  if (long) return { ok: false, detail: `names a field longer than ${MAX_PATH_LENGTH} characters` };
+  const long = paths.find((path) => path.length > MAX_FIELD_PATH_LENGTH);
+  if (long) return { ok: false, detail: `names a field longer than ${MAX_FIELD_PATH_LENGTH} characters` };
   const include = paths.filter((path) => !path.startsWith('-')).map((path) => path.replace(/^\+/, ''));
   const exclude = paths.filter((path) => path.startsWith('-')).map((path) => path.slice(1));
   // A GET with only excluded fields takes them from the default set (rule 4), as an empty include does in a POST.

@@ -4,13 +4,13 @@ import { STAC_SORT_FIELDS, type StacSortKey } from './search.ts';
 import { STAC_COLLECTION_SORT_FIELDS, type StacCollectionSortKey } from './collection-search.ts';
 import {
   DEFAULT_ITEM_LIMIT, describeGeometrySize, MAX_ITEM_LIMIT, MAX_FREE_TEXT_LENGTH, MAX_FREE_TEXT_TERMS, MAX_FREE_TEXT_WORDS, MAX_INTERSECTS_PARTS, MAX_INTERSECTS_POSITIONS, MAX_INTERSECTS_RINGS,
-  MAX_PAGE_TOKEN_LENGTH, MAX_SEARCH_NAMES, MAX_SORT_KEYS, measureGeometry, type StacSearchBodyIntake,
+  MAX_FIELDS, MAX_PAGE_TOKEN_LENGTH, MAX_SEARCH_NAMES, MAX_SORT_KEYS, measureGeometry, type StacSearchBodyIntake,
 } from '../../../schemas/stac-api.ts';
 import { findJsonDepthProblem, MAX_JSON_DEPTH } from '../../json-depth.ts';
 import type { ParseFailure } from '../route-table.ts';
 import { readBbox, readBboxText, readDatetime, type Bbox2d, type TimeInterval } from '../extent-params.ts';
 import { CRS84, MAX_FILTER_LENGTH } from '../ogc/params.ts';
-import { MAX_FIELDS, readFieldsText, writeFieldsText, type StacFields } from './fields.ts';
+import { readFieldsText, writeFieldsText, type StacFields } from './fields.ts';
 
 /**
  * Parameters of the STAC API, each declared once: the GET query codecs (text ↔ value, so next links are written
