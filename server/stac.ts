@@ -11,9 +11,10 @@ import {
   STAC_API_CONFORMANCE, withQuery, type SearchPageLinks,
 } from '../core/api/stac/api.ts';
 import { StacApiFailure } from '../core/api/stac/api-errors.ts';
-import { STAC_COLLECTION_QUERYABLES } from '../core/api/stac/collection-search.ts';
-import { createStacFilterTest, readStacFilter, renderStacQueryables, type StacFilter } from '../core/api/stac/filter.ts';
-import { stacSearchIndex, warmStacSearchSlices } from '../core/api/stac/search.ts';
+import { STAC_COLLECTION_QUERYABLES, STAC_COLLECTION_SORT_FIELDS } from '../core/api/stac/collection-search.ts';
+import { SCHEMA_JSON_TYPE } from '../core/api/stac/documents.ts';
+import { createStacFilterTest, readStacFilter, renderStacQueryables, renderStacSortables, type StacFilter } from '../core/api/stac/filter.ts';
+import { STAC_SORTABLES, stacSearchIndex, warmStacSearchSlices } from '../core/api/stac/search.ts';
 import { runInSlices } from '../core/slices.ts';
 import { safeParseWithFriendlyErrors } from '../schemas/parse.ts';
 import { StacSearchBodyIntakeSchema } from '../schemas/stac-api.ts';
@@ -65,14 +66,23 @@ export function registerStacRoutes(app: H3, snapshot: () => CatalogSnapshot, opt
       return { body: renderStacCollectionsPage(context, request, filter && { filter, hits: hits! }), type: STAC_API_TYPES.json };
     }),
     getStacCollectionSearchQueryables: answerWith((_event, context) => ({
-      body: renderStacQueryables(stacApiUrl(context.index.settings.baseUrl, STAC_ROUTES.getStacCollectionSearchQueryables), 'Queryables of Collection search', STAC_COLLECTION_QUERYABLES), type: 'application/schema+json',
+      body: renderStacQueryables(stacApiUrl(context.index.settings.baseUrl, STAC_ROUTES.getStacCollectionSearchQueryables), 'Queryables of Collection search', STAC_COLLECTION_QUERYABLES), type: SCHEMA_JSON_TYPE,
+    })),
+    getStacCollectionSearchSortables: answerWith((_event, context) => ({
+      body: renderStacSortables(stacApiUrl(context.index.settings.baseUrl, STAC_ROUTES.getStacCollectionSearchSortables), 'Sortables of Collection search', STAC_COLLECTION_SORT_FIELDS, STAC_COLLECTION_QUERYABLES), type: SCHEMA_JSON_TYPE,
     })),
     getStacCollection: answerWith((_event, context, { collectionId }) => ({ body: renderStacApiCollection(context, String(collectionId)), type: STAC_API_TYPES.json })),
-    getStacQueryables: answerWith((_event, context) => ({ body: renderStacQueryables(stacApiUrl(context.index.settings.baseUrl, STAC_ROUTES.getStacQueryables), 'Queryables of item search'), type: 'application/schema+json' })),
+    getStacQueryables: answerWith((_event, context) => ({ body: renderStacQueryables(stacApiUrl(context.index.settings.baseUrl, STAC_ROUTES.getStacQueryables), 'Queryables of item search'), type: SCHEMA_JSON_TYPE })),
+    getStacSortables: answerWith((_event, context) => ({ body: renderStacSortables(stacApiUrl(context.index.settings.baseUrl, STAC_ROUTES.getStacSortables), 'Sortables of item search', STAC_SORTABLES), type: SCHEMA_JSON_TYPE })),
     getStacCollectionQueryables: answerWith((_event, context, { collectionId }) => {
       const id = String(collectionId);
       findStacCollection(context, id);
-      return { body: renderStacQueryables(`${context.index.settings.baseUrl}${STAC_ROUTES.getStacCollectionQueryables.fillPath({ collectionId: id })}`, `Queryables of the items of ${id}`), type: 'application/schema+json' };
+      return { body: renderStacQueryables(`${context.index.settings.baseUrl}${STAC_ROUTES.getStacCollectionQueryables.fillPath({ collectionId: id })}`, `Queryables of the items of ${id}`), type: SCHEMA_JSON_TYPE };
+    }),
+    getStacCollectionSortables: answerWith((_event, context, { collectionId }) => {
+      const id = String(collectionId);
+      findStacCollection(context, id);
+      return { body: renderStacSortables(`${context.index.settings.baseUrl}${STAC_ROUTES.getStacCollectionSortables.fillPath({ collectionId: id })}`, `Sortables of the items of ${id}`, STAC_SORTABLES), type: SCHEMA_JSON_TYPE };
     }),
     getStacItem: answerWith((_event, context, { collectionId, itemId }) => ({ body: renderStacApiItem(context, String(collectionId), String(itemId)), type: STAC_API_TYPES.geojson })),
     getStacItems: answerWith((event, context, { collectionId }) => {

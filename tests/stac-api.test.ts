@@ -382,7 +382,7 @@ describe('bad requests get a clear 400, 404, 405 or 413 and never a 500', () => 
     ['the items of an unknown collection', () => request('/stac/api/collections/natural-earth.atlantis/items'), 404, /no Collection/],
     ['an unknown item', () => request('/stac/api/collections/natural-earth.countries/items/countries-1m'), 404, /no Item "countries-1m"/],
     ['an unknown version of an item', () => request('/stac/api/collections/natural-earth.countries/items/countries-110m@9.9.9'), 404, /no version "9.9.9"/],
-    ['an unknown path', () => request('/stac/api/sortables'), 404, /Nothing is at/],
+    ['an unknown path', () => request('/stac/api/aggregate'), 404, /Nothing is at/],
     ['DELETE on search', () => request('/stac/api/search', { method: 'DELETE' }), 405, /DELETE is not allowed/],
     ['POST on a collection', () => request('/stac/api/collections/natural-earth.land', { method: 'POST', body: '{}' }), 405, /accepts GET, HEAD/],
   ];

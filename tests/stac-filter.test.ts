@@ -4,7 +4,7 @@ import type { GeoshelfServer } from '../server/app.ts';
 import { cp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createStacFilterTest, readStacFilter } from '../core/api/stac/filter.ts';
-import { searchStacItems, stacSearchIndex } from '../core/api/stac/search.ts';
+import { searchStacItems, stacSearchIndex, type StacSortField } from '../core/api/stac/search.ts';
 import { createCatalogIndex } from '../core/catalog-index.ts';
 import { loadCatalogModel } from '../generator/build.ts';
 import { makeTestConfig } from './helpers/catalog.ts';
@@ -176,12 +176,63 @@ describe('the STAC API Filter extension on item search', () => {
   });
 });
 
+describe('Sortables (STAC API Sort 1.1)', () => {
+  /** The sortables a link of `rel` in a document leads to: a JSON Schema 2020-12 that lists nothing else. */
+  const sortablesOf = async (document: { links: { rel: string; href: string }[] }) => {
+    const link = document.links.find((candidate) => candidate.rel === 'http://www.opengis.net/def/rel/ogc/1.0/sortables');
+    expect(link, 'a sortables link').toBeDefined();
+    const { status, body } = await request(new URL(link!.href).pathname);
+    expect(status).toBe(200);
+    expect(new Ajv2020({ strict: false }).validateSchema(body)).toBe(true);
+    expect(body.additionalProperties).toBe(false);
+    return Object.keys(body.properties);
+  };
+
+  it('lists every field item search sorts on, and those only', async () => {
+    const landing = await request('/stac/api');
+    expect(landing.body.conformsTo).toEqual(expect.arrayContaining(['https://api.stacspec.org/v1.1.0/item-search#sortables', 'https://api.stacspec.org/v1.0.0/ogcapi-features#sort']));
+    const fields = await sortablesOf(landing.body);
+    expect(fields).toEqual(expect.arrayContaining(['id', 'datetime', 'title', 'table:row_count', 'version']));
+    for (const field of fields) {
+      for (const sign of ['', '-']) {
+        const { status, body } = await request(`/stac/api/search?limit=250&sortby=${sign}${encodeURIComponent(field)}`);
+        expect(status, `${sign}${field}: ${JSON.stringify(body).slice(0, 200)}`).toBe(200);
+        expect(body.features).toHaveLength(all.length);
+      }
+    }
+    // A queryable that is not sortable is refused, as the schema's additionalProperties says.
+    const queryables = Object.keys((await request('/stac/api/queryables')).body.properties);
+    const unsortable = queryables.filter((name) => !fields.includes(name));
+    expect(unsortable).toEqual(['geometry']);
+    expect((await request('/stac/api/search?sortby=geometry')).status).toBe(400);
+  });
+
+  it('sorts a Collection\'s items as its sortables say, and Collection search on its own', async () => {
+    const collection = all.find((item) => all.filter((other) => other.collection === item.collection).length > 2)!.collection;
+    const document = (await request(`/stac/api/collections/${collection}`)).body;
+    expect(await sortablesOf(document)).toEqual(await sortablesOf((await request('/stac/api')).body));
+    const queryables = document.links.find((link: { rel: string }) => link.rel === 'http://www.opengis.net/def/rel/ogc/1.0/queryables');
+    expect((await request(new URL(queryables.href).pathname)).status).toBe(200);
+    const titles = (await followPages<Item>(`/stac/api/collections/${collection}/items?limit=2&sortby=-title`, (body) => body.features)).map((item) => item.properties.title!.toLowerCase());
+    expect(titles.length).toBeGreaterThan(2);
+    expect(titles).toEqual([...titles].sort().reverse());
+    const page = (await request('/stac/api/collections?limit=1')).body;
+    const fields = await sortablesOf(page);
+    expect(fields).toEqual(['id', 'title']);
+    for (const field of fields) expect((await request(`/stac/api/collections?sortby=-${field}`)).status).toBe(200);
+    expect((await request('/stac/api/collections?sortby=license')).status).toBe(400);
+    expect((await request('/stac/api/collections/no.such/sortables')).status).toBe(404);
+  });
+});
+
 describe('Items without a footprint or a row count', () => {
-  // The sample's Items all have both: a dataset read from an API (never measured) has neither.
-  it('have a null geometry and row count, and sort after the others either way', async () => {
+  // The sample's Items all have both: a dataset read from an API (never measured) has neither, nor a CRS.
+  it('have a null geometry and row count, sort after the others either way, and versions sort by their numbers', async () => {
     const config = await makeTestConfig();
     await cp(sampleConfig().cacheDir, config.cacheDir, { recursive: true });
-    await writeFile(join(config.catalogDir, 'datasets', 'from-api.yaml'), 'slug: from-api\ncollection: natural-earth\nname: From an API\nfiles:\n  - slug: remote-items\n    name: Remote items\n    formats:\n      - format: geojson\n        sources:\n          - version: "1"\n            api: { url: "https://service.example.org/items" }\n');
+    const apiFile = (slug: string, version: string) => `  - slug: ${slug}\n    name: ${slug}\n    formats:\n      - format: geojson\n        sources:\n          - version: "${version}"\n            api: { url: "https://service.example.org/${slug}" }\n`;
+    // "10.0.0" comes before the sample's "2.0.2" as text, after it as a version.
+    await writeFile(join(config.catalogDir, 'datasets', 'from-api.yaml'), `slug: from-api\ncollection: natural-earth\nname: From an API\nfiles:\n${apiFile('remote-items', '1')}${apiFile('remote-later', '10.0.0')}`);
     const { model } = await loadCatalogModel({ config });
     const index = createCatalogIndex(model, { baseUrl: 'https://catalog.example.org', storageBaseUrl: 'https://catalog.example.org/data' });
     const search = stacSearchIndex(index);
@@ -190,14 +241,28 @@ describe('Items without a footprint or a row count', () => {
       const test = createStacFilterTest(search, readStacFilter({ filter })!, []);
       return search.entries.map((_, position) => position).filter(test).map(idOf);
     };
-    expect(matching('geometry IS NULL')).toEqual(['remote-items']);
-    expect(matching('"table:row_count" IS NULL')).toEqual(['remote-items']);
-    expect(matching('NOT ("table:row_count" IS NULL)')).toHaveLength(search.entries.length - 1);
+    const remote = ['remote-items', 'remote-later'];
+    expect(matching('geometry IS NULL')).toEqual(remote);
+    expect(matching('"table:row_count" IS NULL')).toEqual(remote);
+    expect(matching('NOT ("table:row_count" IS NULL)')).toHaveLength(search.entries.length - 2);
+    const sorted = (field: StacSortField, direction: 'asc' | 'desc') => [...searchStacItems(index, { sortby: [{ field, direction }] })];
     for (const direction of ['asc', 'desc'] as const) {
-      const sorted = [...searchStacItems(index, { sortby: [{ field: 'properties.table:row_count', direction }] })].map(idOf);
-      expect(sorted.at(-1), direction).toBe('remote-items');
-      expect(sorted).toHaveLength(search.entries.length);
+      for (const field of ['properties.table:row_count', 'properties.proj:code', 'properties.description'] as const) {
+        const ids = sorted(field, direction).map(idOf);
+        expect(ids, `${field} ${direction}`).toHaveLength(search.entries.length);
+        expect(ids.slice(-2).sort(), `${field} ${direction}`).toEqual(remote);
+      }
     }
+    // Versions by their numbers, both ways: each run of equal versions in the order of the numbers in them.
+    const runs = (positions: number[]) => positions.map((position) => search.properties.version[position]!).filter((version, at, all) => version !== all[at - 1]);
+    const byNumbers = ['1', '2.0.2', '3.0.1', '3.1.0', '10.0.0'];
+    expect(new Set(search.properties.version)).toEqual(new Set(byNumbers));
+    expect(runs(sorted('properties.version', 'asc'))).toEqual(byNumbers);
+    expect(runs(sorted('properties.version', 'desc'))).toEqual([...byNumbers].reverse());
+    // Descriptions as text without case, the Items with one first.
+    const described = sorted('properties.description', 'asc').slice(0, -2).map((position) => search.entries[position]!.file.description!.toLowerCase());
+    expect(described.length).toBeGreaterThan(10);
+    expect(described).toEqual([...described].sort());
   }, 120_000);
 });
 

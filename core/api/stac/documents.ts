@@ -40,6 +40,13 @@ export const STAC_ROOT_ID = 'geoshelf';
 /** Media types of STAC documents: Catalogs and Collections are JSON, Items GeoJSON. */
 export const STAC_JSON_TYPE = 'application/json';
 export const STAC_ITEM_TYPE = 'application/geo+json';
+/** The media type of queryables and sortables (JSON Schemas). */
+export const SCHEMA_JSON_TYPE = 'application/schema+json';
+/** The OGC link relations of the API's queryables and sortables. */
+export const OGC_RELS = {
+  queryables: 'http://www.opengis.net/def/rel/ogc/1.0/queryables',
+  sortables: 'http://www.opengis.net/def/rel/ogc/1.0/sortables',
+} as const;
 
 /** STAC 1.1's licence for one that is not an SPDX identifier or expression: the terms are linked instead. */
 const OTHER_LICENSE = 'other';
@@ -184,7 +191,11 @@ export function renderStacCollection(context: RenderContext, collection: Collect
   const cited = dataset.doi !== undefined || dataset.citation !== undefined;
   const children: StacLink[] = style === 'static'
     ? dataset.files.map((file) => ({ rel: 'item', href: `${index.settings.baseUrl}${stacStaticPath(collection, dataset, file)}`, type: STAC_ITEM_TYPE, title: file.name }))
-    : [{ rel: 'items', href: `${self}/items`, type: STAC_ITEM_TYPE, title: 'Items of the latest versions of the files' }];
+    : [
+      { rel: 'items', href: `${self}/items`, type: STAC_ITEM_TYPE, title: 'Items of the latest versions of the files' },
+      { rel: OGC_RELS.queryables, href: `${self}/queryables`, type: SCHEMA_JSON_TYPE, title: 'Queryables of the items' },
+      { rel: OGC_RELS.sortables, href: `${self}/sortables`, type: SCHEMA_JSON_TYPE, title: 'Sortables of the items' },
+    ];
   return {
     type: 'Collection',
     stac_version: STAC_VERSION,

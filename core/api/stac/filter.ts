@@ -97,13 +97,25 @@ export function createStacFilterTest(search: StacSearchIndex, filter: StacFilter
 
 /** A queryables document (JSON Schema): of item search or a Collection's items, or of Collection search. */
 export function renderStacQueryables(id: string, title: string, queryables: ReadonlyMap<string, Cql2PropertyType> = STAC_QUERYABLES): object {
+  return propertiesSchema(id, title, queryables, true);
+}
+
+/**
+ * A sortables document (STAC API Sort 1.1, after OGC API - Features Part 5): the fields `sortby` takes, named as
+ * the queryables are, with their types. It lists every field that sorts and no other, so additionalProperties is false.
+ */
+export function renderStacSortables(id: string, title: string, fields: readonly string[], queryables: ReadonlyMap<string, Cql2PropertyType> = STAC_QUERYABLES): object {
+  return propertiesSchema(id, title, new Map(fields.map((field) => [field, queryables.get(field)!])), false);
+}
+
+function propertiesSchema(id: string, title: string, types: ReadonlyMap<string, Cql2PropertyType>, additionalProperties: boolean): object {
   const properties: Record<string, object> = Object.create(null);
-  for (const [name, type] of queryables) {
+  for (const [name, type] of types) {
     properties[name] = type === 'geometry' ? { title: QUERYABLE_TITLES[name], $ref: 'https://geojson.org/schema/Geometry.json' }
       : type === 'timestamp' ? { title: QUERYABLE_TITLES[name], type: 'string', format: 'date-time' }
       : { title: QUERYABLE_TITLES[name], type };
   }
-  return { $schema: 'https://json-schema.org/draft/2020-12/schema', $id: id, type: 'object', title, properties, additionalProperties: true };
+  return { $schema: 'https://json-schema.org/draft/2020-12/schema', $id: id, type: 'object', title, properties, additionalProperties };
 }
 
 /** Footprints are boxes: relations other than meeting or not would answer for the box, not the data. */

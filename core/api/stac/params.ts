@@ -154,7 +154,7 @@ const SortByParam = textCodec<StacSortKey[]>(
     return parseSortKeys(keys.map((key) => ({ field: key.replace(/^[+-]/, ''), direction: key.startsWith('-') ? 'desc' : 'asc' })));
   },
   (keys) => keys.map((key) => `${key.direction === 'desc' ? '-' : '+'}${key.field}`).join(','),
-  `Sort keys separated by commas, at most ${MAX_SORT_KEYS}, each +field (ascending, the default) or -field: id, collection, datetime, title, created, updated, table:row_count (or each of the last five under properties.). An Item without the value sorts after those with it; ties keep catalog order.`,
+  `Sort keys separated by commas, at most ${MAX_SORT_KEYS}, each +field (ascending, the default) or -field: id, collection, datetime, title, created, updated, table:row_count, description, version, proj:code (or each but the first two under properties.). Text sorts without case or accents; versions and CRS codes by the numbers in them. An Item without the value sorts after those with it; ties keep catalog order.`,
 );
 
 const FreeTextParam = textCodec<string[][]>(
@@ -195,7 +195,7 @@ export const SEARCH_QUERY = {
 };
 
 /** Query parameters of `GET /stac/api/collections/{collectionId}/items`: the OGC API - Features ones. */
-export const ITEMS_QUERY = { bbox: BboxParam, datetime: DatetimeParam, ...FilterParams, fields: FieldsParam, limit: limitParam(DEFAULT_ITEM_LIMIT, MAX_ITEM_LIMIT), token: TokenParam };
+export const ITEMS_QUERY = { bbox: BboxParam, datetime: DatetimeParam, ...FilterParams, sortby: SortByParam, fields: FieldsParam, limit: limitParam(DEFAULT_ITEM_LIMIT, MAX_ITEM_LIMIT), token: TokenParam };
 
 const CollectionSortByParam = textCodec<StacCollectionSortKey[]>(
   (text) => {

@@ -6,6 +6,7 @@ import {
   StacApiErrorSchema, StacCollectionsSchema, StacConformanceSchema, StacItemCollectionSchema, StacLandingPageSchema, StacSearchBodySchema,
 } from '../../../schemas/stac-api.ts';
 import { CONDITIONAL_HEADERS } from '../catalog/params.ts';
+import { SCHEMA_JSON_TYPE } from './documents.ts';
 import { defineRoute, type Route, type RouteResponse } from '../route-table.ts';
 import { COLLECTIONS_QUERY, ITEMS_QUERY, MAX_STAC_BODY_BYTES, refineSearch, SEARCH_QUERY } from './params.ts';
 
@@ -34,7 +35,8 @@ const NOT_MODIFIED: RouteResponse = { description: 'Not modified: If-None-Match 
 const BAD_PARAMETER = error('A parameter is malformed or out of range, or a page token is not valid for this search on this build; the description says which and why.');
 const UNKNOWN_COLLECTION = error('There is no Collection with this id.');
 const WRONG_METHOD = error('The path exists but not for this method; the Allow header lists those it accepts.');
-const QUERYABLES = body(z.looseObject({ properties: z.record(z.string(), z.looseObject({})) }), 'The queryables: a JSON Schema.', 'application/schema+json');
+const QUERYABLES = body(z.looseObject({ properties: z.record(z.string(), z.looseObject({})) }), 'The queryables: a JSON Schema.', SCHEMA_JSON_TYPE);
+const SORTABLES = body(z.looseObject({ properties: z.record(z.string(), z.looseObject({})) }), 'The sortables: a JSON Schema of the fields sortby takes, and no others (additionalProperties is false).', SCHEMA_JSON_TYPE);
 const GEOMETRY_BUSY = error('An intersects search waited too long for the geometry thread, or took too long there; Retry-After says when to try again.');
 /** The limits every search states, beside its parameters' own. */
 const SEARCH_LIMITS = 'A search over a limit (each parameter and body field states its own: terms, words and characters of q, positions, parts and rings of intersects, how many ids, collections and sort keys) is a 400 whose description names the limit.';
@@ -75,6 +77,12 @@ export const STAC_ROUTES = {
     headers: CONDITIONAL_HEADERS,
     responses: { 200: QUERYABLES, 304: NOT_MODIFIED, 405: WRONG_METHOD },
   }),
+  getStacCollectionSearchSortables: defineRoute({
+    id: 'getStacCollectionSearchSortables', method: 'GET', path: '/stac/api/collections/sortables', tag: TAG, summary: 'Sortables of Collection search',
+    description: 'A JSON Schema of the fields the sortby of /stac/api/collections takes: id and title. Query parameters are ignored.',
+    headers: CONDITIONAL_HEADERS,
+    responses: { 200: SORTABLES, 304: NOT_MODIFIED, 405: WRONG_METHOD },
+  }),
   getStacCollection: defineRoute({
     id: 'getStacCollection', method: 'GET', path: '/stac/api/collections/{collectionId}', tag: TAG, summary: 'Collection',
     description: 'The Collection of a dataset: extent, keywords, links to its items. Query parameters are ignored.',
@@ -83,7 +91,7 @@ export const STAC_ROUTES = {
   }),
   getStacItems: defineRoute({
     id: 'getStacItems', method: 'GET', path: '/stac/api/collections/{collectionId}/items', tag: TAG, summary: 'Items of a Collection',
-    description: 'One page of the Items of a Collection (the latest version of each file, in record order), filtered by bbox and datetime, with a next link while there are more.',
+    description: 'One page of the Items of a Collection (the latest version of each file, in record order, or in the order sortby asks), filtered by bbox, datetime and filter, with a next link while there are more.',
     pathParams: { collectionId: CollectionIdParam }, query: ITEMS_QUERY, headers: CONDITIONAL_HEADERS,
     responses: { 200: body(StacItemCollectionSchema, 'A page of Items.', STAC_API_TYPES.geojson), 304: NOT_MODIFIED, 400: BAD_PARAMETER, 404: UNKNOWN_COLLECTION, 405: WRONG_METHOD },
   }),
@@ -104,6 +112,18 @@ export const STAC_ROUTES = {
     description: 'The queryables of the items of a Collection: those of item search. Query parameters are ignored.',
     pathParams: { collectionId: CollectionIdParam }, headers: CONDITIONAL_HEADERS,
     responses: { 200: QUERYABLES, 304: NOT_MODIFIED, 404: UNKNOWN_COLLECTION, 405: WRONG_METHOD },
+  }),
+  getStacSortables: defineRoute({
+    id: 'getStacSortables', method: 'GET', path: '/stac/api/sortables', tag: TAG, summary: 'Sortables of item search',
+    description: 'A JSON Schema of the fields sortby takes: id, collection, datetime, title, and the Item\'s created, updated, table:row_count, description, version and proj:code. Query parameters are ignored.',
+    headers: CONDITIONAL_HEADERS,
+    responses: { 200: SORTABLES, 304: NOT_MODIFIED, 405: WRONG_METHOD },
+  }),
+  getStacCollectionSortables: defineRoute({
+    id: 'getStacCollectionSortables', method: 'GET', path: '/stac/api/collections/{collectionId}/sortables', tag: TAG, summary: 'Sortables of a Collection',
+    description: 'The sortables of the items of a Collection: those of item search. Query parameters are ignored.',
+    pathParams: { collectionId: CollectionIdParam }, headers: CONDITIONAL_HEADERS,
+    responses: { 200: SORTABLES, 304: NOT_MODIFIED, 404: UNKNOWN_COLLECTION, 405: WRONG_METHOD },
   }),
   getStacSearch: defineRoute({
     id: 'getStacSearch', method: 'GET', path: '/stac/api/search', tag: TAG, summary: 'Search Items',

@@ -39,7 +39,16 @@ export const STAC_SORT_FIELDS = {
   'properties.updated': 'properties.updated',
   'table:row_count': 'properties.table:row_count',
   'properties.table:row_count': 'properties.table:row_count',
+  description: 'properties.description',
+  'properties.description': 'properties.description',
+  version: 'properties.version',
+  'properties.version': 'properties.version',
+  'proj:code': 'properties.proj:code',
+  'properties.proj:code': 'properties.proj:code',
 } as const;
+
+/** The names of the fields items sort on, as the queryables name them: what the sortables list. */
+export const STAC_SORTABLES: readonly string[] = Object.keys(STAC_SORT_FIELDS).filter((name) => !name.startsWith('properties.'));
 
 /** A field items can be sorted on, in its canonical name. */
 export type StacSortField = (typeof STAC_SORT_FIELDS)[keyof typeof STAC_SORT_FIELDS];
@@ -330,8 +339,12 @@ function sortRanks(search: StacSearchIndex, field: StacSortField): Int32Array {
       case 'properties.updated': return properties.updated[position]!;
       case 'properties.table:row_count': return properties.rowCount[position]!;
       case 'properties.title': return foldText(entry.file.name);
+      case 'properties.description': return entry.file.description ? foldText(entry.file.description) : Number.NaN;
+      case 'properties.version': return properties.version[position]!;
+      case 'properties.proj:code': return properties.crs[position] ?? Number.NaN;
     }
   });
+  const compare = field === 'properties.version' || field === 'properties.proj:code' ? compareNumbersWithin : compareValues;
   // An entry without the value (NaN) has no rank: it sorts after the others either way (`sortPositions`).
   const order = keys.map((_, position) => position).filter((position) => !Number.isNaN(keys[position])).sort((a, b) => compare(keys[a]!, keys[b]!));
   const ranks = new Int32Array(keys.length).fill(MISSING);
@@ -343,8 +356,17 @@ function sortRanks(search: StacSearchIndex, field: StacSortField): Int32Array {
   return ranks;
 }
 
-function compare(a: string | number, b: string | number): number {
+function compareValues(a: string | number, b: string | number): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Versions and CRS codes compare by the numbers in them ("2.10.0" after "2.9.1", "EPSG:32633" after "EPSG:4326"),
+ * the rest of the text by the root collation, which no locale changes.
+ */
+const NUMBERS_WITHIN = new Intl.Collator('und', { numeric: true, sensitivity: 'variant' });
+function compareNumbersWithin(a: string | number, b: string | number): number {
+  return NUMBERS_WITHIN.compare(String(a), String(b)) || compareValues(a, b);
 }
 
 /** The rank of an entry that has no value for a sort field. */
