@@ -62,7 +62,7 @@ export const SETTINGS = {
   buildConcurrency: {
     env: 'GEOSHELF_BUILD_CONCURRENCY',
     default: '0',
-    help: 'Worker threads that compress documents during a build; 0 means one per CPU core.',
+    help: 'Worker threads that compress and write the documents of a build; 0 means one per CPU core.',
   },
   queryKeys: {
     env: 'GEOSHELF_QUERY_KEYS',

@@ -24,6 +24,5 @@ export function compressBody(body: Uint8Array, settings: CompressSettings): Comp
       [constants.BROTLI_PARAM_LGWIN]: Math.max(10, Math.min(24, Math.ceil(Math.log2(bytes.length + 1)))),
     },
   });
-  // zlib hands back views into larger chunks; exact copies keep messages between threads to the bytes that matter.
-  return { br: new Uint8Array(br), gz: new Uint8Array(gzipSync(bytes, { level: settings.gzipLevel })) };
+  return { br, gz: gzipSync(bytes, { level: settings.gzipLevel }) };
 }

@@ -1,13 +1,12 @@
 import { hash } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { COMPRESS_MIN_BYTES, INTERNAL_DIR, PARQUET_TYPE } from '../../core/constants.ts';
 import { partKey, serializePart, serializeRoot, type Manifest, type ManifestEntry, type ManifestPart, type ManifestRoot } from '../../runtime/manifest.ts';
 import type { RenderedTree } from './render-tree.ts';
 import type { TreeFile } from '../../core/static-files.ts';
-import { compressBody, type CompressResult } from './compress.ts';
-import { CompressPool } from './compress-pool.ts';
+import { WritePool } from './write-pool.ts';
+import { createWriter, type WriteJob, type WrittenSizes } from './write-jobs.ts';
 import { BuildError } from '../errors.ts';
 
 /** What a write changed, for progress output and tests. */
@@ -46,9 +45,8 @@ export type TreeToWrite = Pick<RenderedTree, 'files' | 'parts' | 'dropped' | 'fi
  *   disk: `DiskFull`) leaves the previous tree as it was, and the staging folder is removed.
  * Only the manifest parts that were planned again are read and written (`renderTree`); a part kept whole stays as
  * it is on disk, under the same name.
- * Every file is compressed first, on every core, then written by this thread alone: on this machine, writing
- * while compressing made file creation three times slower (the kernel's file-system work competes for the cores),
- * and parallel writers were slower than one.
+ * Files are compressed and written by worker threads, one per core, each writing the files it has compressed: a
+ * thread waiting on the disk leaves its core to one that compresses. A few files (an edit) are written right here.
  */
 export async function writeTree(tree: TreeToWrite, options: WriteTreeOptions): Promise<WriteReport> {
   // The files the planned and dropped parts listed before: what the new files are compared with, and may remove.
@@ -151,55 +149,53 @@ function hasSiblings(file: TreeFile): boolean {
 async function writeFiles(root: string, files: TreeFile[], entries: Map<string, ManifestEntry>, options: WriteTreeOptions): Promise<void> {
   const { log } = options;
   // Files with the same bytes (a STAC Item under its canonical path and its version's) are compressed once.
-  const distinct = new Map<string, TreeFile>();
+  const jobs: WriteJob[] = [];
+  const keysOf = new Map<WriteJob, string[]>();
+  const bySha256 = new Map<string, WriteJob>();
   for (const file of files) {
-    if (hasSiblings(file) && !distinct.has(entries.get(file.key)!.sha256)) distinct.set(entries.get(file.key)!.sha256, file);
+    const compress = hasSiblings(file);
+    const sha256 = entries.get(file.key)!.sha256;
+    let job = compress ? bySha256.get(sha256) : undefined;
+    if (!job) {
+      job = { body: file.body, paths: [], compress };
+      jobs.push(job);
+      keysOf.set(job, []);
+      if (compress) bySha256.set(sha256, job);
+    }
+    job.paths.push(join(root, file.key));
+    keysOf.get(job)!.push(file.key);
   }
-  const large = [...distinct.values()];
-  const started = performance.now();
-  const compressed = await compressAll(large, options);
-  if (large.length > 0) log?.(`compressed ${large.length} documents in ${Math.round(performance.now() - started)} ms`);
-  const results = compressed.flat();
-  const byHash = new Map(large.map((file, index) => [entries.get(file.key)!.sha256, results[index]!]));
-  const made = new Set<string>();
-  const write = (key: string, bytes: Uint8Array) => {
-    const path = join(root, key);
-    const directory = dirname(path);
-    if (!made.has(directory)) {
-      mkdirSync(directory, { recursive: true });
-      made.add(directory);
-    }
-    writeFileSync(path, bytes);
-  };
-  let reported = performance.now();
-  files.forEach((file, done) => {
-    write(file.key, file.body);
-    const sibling = hasSiblings(file) ? byHash.get(entries.get(file.key)!.sha256) : undefined;
-    if (sibling) {
-      write(`${file.key}.br`, sibling.br);
-      write(`${file.key}.gz`, sibling.gz);
-      Object.assign(entries.get(file.key)!, { br: sibling.br.length, gz: sibling.gz.length });
-    }
-    if (log && performance.now() - reported > 2000) {
-      reported = performance.now();
-      log(`written ${done} of ${files.length} documents`);
-    }
-  });
-}
-
-/** Worth starting compression threads for; fewer files are compressed right here (an edit usually touches a few). */
-const POOL_THRESHOLD = 200;
-
-async function compressAll(files: TreeFile[], options: WriteTreeOptions): Promise<CompressResult[][]> {
   const settings = { brotliQuality: options.brotliQuality, gzipLevel: options.gzipLevel };
-  if (files.length < POOL_THRESHOLD) return [files.map((file) => compressBody(file.body, settings))];
-  const pool = new CompressPool({ threads: options.threads, ...settings });
+  const record = (job: WriteJob, sizes: WrittenSizes) => {
+    if (sizes) for (const key of keysOf.get(job)!) Object.assign(entries.get(key)!, sizes);
+  };
+  const started = performance.now();
+  if (jobs.length < POOL_THRESHOLD) {
+    const write = createWriter();
+    for (const job of jobs) record(job, write(job, settings));
+    return;
+  }
+  const pool = new WritePool({ threads: options.threads, ...settings });
+  let written = 0;
+  let reported = performance.now();
   try {
-    return await Promise.all(pool.compressInBatches(files).map((batch) => batch.results));
+    await Promise.all(pool.writeInBatches(jobs).map(async (batch) => {
+      const sizes = await batch.sizes;
+      batch.jobs.forEach((job, index) => record(job, sizes[index]!));
+      written += batch.jobs.reduce((sum, job) => sum + job.paths.length, 0);
+      if (log && performance.now() - reported > 2000) {
+        reported = performance.now();
+        log(`written ${written} of ${files.length} documents`);
+      }
+    }));
   } finally {
     await pool.close();
   }
+  log?.(`compressed and wrote ${files.length} documents in ${Math.round(performance.now() - started)} ms`);
 }
+
+/** Worth starting writer threads for; fewer files are written right here (an edit usually touches a few). */
+const POOL_THRESHOLD = 200;
 
 /** Suffixes of the folders a build leaves beside `dist/` while it runs: `${dist}.staging-<pid>`, `${dist}.old-<pid>`. */
 const STAGING = 'staging';
