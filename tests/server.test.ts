@@ -1,9 +1,13 @@
+import { readFile } from 'node:fs/promises';
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import { brotliDecompressSync, crc32, gunzipSync } from 'node:zlib';
 import { serve } from 'srvx';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProblemSchema } from '../schemas/problem.ts';
 import { QueryErrorSchema } from '../schemas/query.ts';
+import { COMPRESS_MIN_BYTES, PARQUET_TYPE } from '../core/constants.ts';
+import { POOL_THRESHOLD } from '../generator/emit/write-tree.ts';
 import { get, sampleConfig, sampleManifest, sampleServer } from './helpers/sample.ts';
 
 const server = sampleServer();
@@ -66,6 +70,25 @@ describe('static documents', () => {
     expect(gunzipSync(Buffer.from(await gz.arrayBuffer())).equals(plain)).toBe(true);
     const refused = await get(server, collection, { 'accept-encoding': 'br;q=0, gzip;q=0' });
     expect(refused.headers.get('content-encoding')).toBeNull();
+  });
+
+  it('has siblings for every compressible document, each decoding to its bytes at the size the manifest records', async () => {
+    // The build's writer threads compress and write them.
+    const { files } = sampleManifest();
+    const compressed = Object.entries(files).filter(([, entry]) => entry.br !== undefined);
+    // Every document large enough, and not Parquet (compressed already), has them.
+    const compressible = Object.entries(files).filter(([, entry]) => entry.bytes >= COMPRESS_MIN_BYTES && entry.type !== PARQUET_TYPE);
+    expect(compressed.map(([key]) => key)).toEqual(compressible.map(([key]) => key));
+    // More than a build writes on its main thread: a fresh build of the sample goes through the writer threads.
+    expect(compressed.length).toBeGreaterThan(POOL_THRESHOLD);
+    for (const [key, entry] of compressed) {
+      const path = join(sampleConfig().distDir, key);
+      const [body, br, gz] = await Promise.all([readFile(path), readFile(`${path}.br`), readFile(`${path}.gz`)]);
+      expect(br.length, key).toBe(entry.br);
+      expect(gz.length, key).toBe(entry.gz);
+      expect(brotliDecompressSync(br).equals(body), key).toBe(true);
+      expect(gunzipSync(gz).equals(body), key).toBe(true);
+    }
   });
 
   it('answers HEAD with the headers and no body', async () => {

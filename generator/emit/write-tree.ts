@@ -195,7 +195,7 @@ async function writeFiles(root: string, files: TreeFile[], entries: Map<string, 
 }
 
 /** Worth starting writer threads for; fewer files are written right here (an edit usually touches a few). */
-const POOL_THRESHOLD = 200;
+export const POOL_THRESHOLD = 200;
 
 /** Suffixes of the folders a build leaves beside `dist/` while it runs: `${dist}.staging-<pid>`, `${dist}.old-<pid>`. */
 const STAGING = 'staging';
