@@ -177,7 +177,7 @@ describe('the STAC API Filter extension on item search', () => {
 });
 
 describe('Sortables (STAC API Sort 1.1)', () => {
-  /** The sortables a link of `rel` in a document leads to: a JSON Schema 2020-12 that lists nothing else. */
+  /** The fields of the sortables a document links to, after checking they are a JSON Schema 2020-12 that allows no others. */
   const sortablesOf = async (document: { links: { rel: string; href: string }[] }) => {
     const link = document.links.find((candidate) => candidate.rel === 'http://www.opengis.net/def/rel/ogc/1.0/sortables');
     expect(link, 'a sortables link').toBeDefined();
@@ -254,7 +254,7 @@ describe('Items without a footprint or a row count', () => {
       }
     }
     // Versions by their numbers, both ways: each run of equal versions in the order of the numbers in them.
-    const runs = (positions: number[]) => positions.map((position) => search.properties.version[position]!).filter((version, at, all) => version !== all[at - 1]);
+    const runs = (positions: number[]) => positions.map((position) => search.properties.version[position]!).filter((version, at, list) => version !== list[at - 1]);
     const byNumbers = ['1', '2.0.2', '3.0.1', '3.1.0', '10.0.0'];
     expect(new Set(search.properties.version)).toEqual(new Set(byNumbers));
     expect(runs(sorted('properties.version', 'asc'))).toEqual(byNumbers);
