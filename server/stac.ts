@@ -12,7 +12,7 @@ import {
 } from '../core/api/stac/api.ts';
 import { StacApiFailure } from '../core/api/stac/api-errors.ts';
 import { STAC_COLLECTION_QUERYABLES, STAC_COLLECTION_SORT_FIELDS } from '../core/api/stac/collection-search.ts';
-import { SCHEMA_JSON_TYPE } from '../core/api/stac/documents.ts';
+import { OGC_TYPES } from '../core/api/ogc/routes.ts';
 import { createStacFilterTest, readStacFilter, renderStacQueryables, renderStacSortables, type StacFilter } from '../core/api/stac/filter.ts';
 import { STAC_SORTABLES, stacSearchIndex, warmStacSearchSlices } from '../core/api/stac/search.ts';
 import { runInSlices } from '../core/slices.ts';
@@ -53,6 +53,12 @@ export function registerStacRoutes(app: H3, snapshot: () => CatalogSnapshot, opt
     const bytes = 'bytes' in result ? result.bytes : serializeJson(result.body);
     return respondComputed(event.req, bytes, { type: result.type, cacheMaxAge: event.req.method === 'POST' ? 0 : options.cacheMaxAge });
   };
+  /** A JSON Schema of a Collection's items (queryables, sortables) at its own URL; a 404 for an id that names no Collection. */
+  const ofCollection = (route: typeof STAC_ROUTES.getStacCollectionQueryables, render: (url: string, id: string) => object) => answerWith((_event, context, { collectionId }) => {
+    const id = String(collectionId);
+    findStacCollection(context, id);
+    return { body: render(`${context.index.settings.baseUrl}${route.fillPath({ collectionId: id })}`, id), type: OGC_TYPES.schema };
+  });
   const handlers: Record<StacRouteId, RouteHandler> = {
     getStacLandingPage: answerWith((_event, context) => cached(landingPages, context.index, STAC_API_TYPES.json, () => renderStacLandingPage(context))),
     getStacOpenApi: answerWith((_event, context) => cached(openApiDocuments, context.index, STAC_API_TYPES.openapi, () => createOpenApiDocument({
@@ -66,24 +72,16 @@ export function registerStacRoutes(app: H3, snapshot: () => CatalogSnapshot, opt
       return { body: renderStacCollectionsPage(context, request, filter && { filter, hits: hits! }), type: STAC_API_TYPES.json };
     }),
     getStacCollectionSearchQueryables: answerWith((_event, context) => ({
-      body: renderStacQueryables(stacApiUrl(context.index.settings.baseUrl, STAC_ROUTES.getStacCollectionSearchQueryables), 'Queryables of Collection search', STAC_COLLECTION_QUERYABLES), type: SCHEMA_JSON_TYPE,
+      body: renderStacQueryables(stacApiUrl(context.index.settings.baseUrl, STAC_ROUTES.getStacCollectionSearchQueryables), 'Queryables of Collection search', STAC_COLLECTION_QUERYABLES), type: OGC_TYPES.schema,
     })),
     getStacCollectionSearchSortables: answerWith((_event, context) => ({
-      body: renderStacSortables(stacApiUrl(context.index.settings.baseUrl, STAC_ROUTES.getStacCollectionSearchSortables), 'Sortables of Collection search', STAC_COLLECTION_SORT_FIELDS, STAC_COLLECTION_QUERYABLES), type: SCHEMA_JSON_TYPE,
+      body: renderStacSortables(stacApiUrl(context.index.settings.baseUrl, STAC_ROUTES.getStacCollectionSearchSortables), 'Sortables of Collection search', STAC_COLLECTION_SORT_FIELDS, STAC_COLLECTION_QUERYABLES), type: OGC_TYPES.schema,
     })),
     getStacCollection: answerWith((_event, context, { collectionId }) => ({ body: renderStacApiCollection(context, String(collectionId)), type: STAC_API_TYPES.json })),
-    getStacQueryables: answerWith((_event, context) => ({ body: renderStacQueryables(stacApiUrl(context.index.settings.baseUrl, STAC_ROUTES.getStacQueryables), 'Queryables of item search'), type: SCHEMA_JSON_TYPE })),
-    getStacSortables: answerWith((_event, context) => ({ body: renderStacSortables(stacApiUrl(context.index.settings.baseUrl, STAC_ROUTES.getStacSortables), 'Sortables of item search', STAC_SORTABLES), type: SCHEMA_JSON_TYPE })),
-    getStacCollectionQueryables: answerWith((_event, context, { collectionId }) => {
-      const id = String(collectionId);
-      findStacCollection(context, id);
-      return { body: renderStacQueryables(`${context.index.settings.baseUrl}${STAC_ROUTES.getStacCollectionQueryables.fillPath({ collectionId: id })}`, `Queryables of the items of ${id}`), type: SCHEMA_JSON_TYPE };
-    }),
-    getStacCollectionSortables: answerWith((_event, context, { collectionId }) => {
-      const id = String(collectionId);
-      findStacCollection(context, id);
-      return { body: renderStacSortables(`${context.index.settings.baseUrl}${STAC_ROUTES.getStacCollectionSortables.fillPath({ collectionId: id })}`, `Sortables of the items of ${id}`, STAC_SORTABLES), type: SCHEMA_JSON_TYPE };
-    }),
+    getStacQueryables: answerWith((_event, context) => ({ body: renderStacQueryables(stacApiUrl(context.index.settings.baseUrl, STAC_ROUTES.getStacQueryables), 'Queryables of item search'), type: OGC_TYPES.schema })),
+    getStacSortables: answerWith((_event, context) => ({ body: renderStacSortables(stacApiUrl(context.index.settings.baseUrl, STAC_ROUTES.getStacSortables), 'Sortables of item search', STAC_SORTABLES), type: OGC_TYPES.schema })),
+    getStacCollectionQueryables: ofCollection(STAC_ROUTES.getStacCollectionQueryables, (url, id) => renderStacQueryables(url, `Queryables of the items of ${id}`)),
+    getStacCollectionSortables: ofCollection(STAC_ROUTES.getStacCollectionSortables, (url, id) => renderStacSortables(url, `Sortables of the items of ${id}`, STAC_SORTABLES)),
     getStacItem: answerWith((_event, context, { collectionId, itemId }) => ({ body: renderStacApiItem(context, String(collectionId), String(itemId)), type: STAC_API_TYPES.geojson })),
     getStacItems: answerWith((event, context, { collectionId }) => {
       const route = STAC_ROUTES.getStacItems;

@@ -8,7 +8,7 @@ import type { z } from 'zod';
 import type { OgcCollectionsSchema, OgcConformanceSchema, OgcLandingPageSchema } from '../../../schemas/ogc.ts';
 import type { FeatureLayer } from './layers.ts';
 import { CRS84, DEFAULT_COLLECTIONS_LIMIT } from './params.ts';
-import { OGC_ROUTES, OGC_TYPES } from './routes.ts';
+import { OGC_RELS, OGC_ROUTES, OGC_TYPES } from './routes.ts';
 
 /**
  * The conformance classes served: Part 1 core, GeoJSON and the OpenAPI 3.0 definition (no HTML); Part 3's filter on
@@ -85,7 +85,7 @@ export function renderCollection(baseUrl: string, layer: FeatureLayer): OgcColle
       link(urls.collection, 'self', OGC_TYPES.json, 'This collection'),
       link(`${baseUrl}${filePath(collection.slug, dataset.slug, file.slug)}`, 'alternate', OGC_TYPES.html, 'Web page of the file'),
       link(createLinker(baseUrl).file(collection.slug, dataset.slug, file.slug), 'describedby', OGC_TYPES.json, 'Catalog document of the file'),
-      link(urls.queryables, 'http://www.opengis.net/def/rel/ogc/1.0/queryables', OGC_TYPES.schema, 'Queryables'),
+      link(urls.queryables, OGC_RELS.queryables, OGC_TYPES.schema, 'Queryables'),
       ...(layer.tiles ? [link(`${baseUrl}${OGC_ROUTES.getCollectionTilesets.fillPath({ collectionId: layer.id })}`, 'http://www.opengis.net/def/rel/ogc/1.0/tilesets-vector', OGC_TYPES.json, 'Vector tiles')] : []),
       ...(dataset.license ? [link(licenseUrl(dataset.license), 'license', OGC_TYPES.html, licenseTitle(dataset.license))] : []),
     ],

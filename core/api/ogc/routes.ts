@@ -21,6 +21,12 @@ export const OGC_TYPES = {
   html: 'text/html',
 } as const;
 
+/** The OGC link relations of queryables and sortables, which /features and the STAC API both link. */
+export const OGC_RELS = {
+  queryables: 'http://www.opengis.net/def/rel/ogc/1.0/queryables',
+  sortables: 'http://www.opengis.net/def/rel/ogc/1.0/sortables',
+} as const;
+
 const FEATURES = 'features';
 const TILES = 'tiles';
 /** The tags of the /features operations: features, and the vector tiles of OGC API - Tiles. */

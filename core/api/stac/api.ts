@@ -8,7 +8,8 @@ import { searchStacCollections, type StacCollectionSearch } from './collection-s
 import { projectFields } from './fields.ts';
 import { STAC_API_TYPES, STAC_ROUTES, STAC_SEARCH_REL } from './routes.ts';
 import { StacApiFailure } from './api-errors.ts';
-import { fileVersions, OGC_RELS, renderStacCollection, renderStacItem, renderStacRoot, SCHEMA_JSON_TYPE, STAC_VERSION } from './documents.ts';
+import { OGC_RELS, OGC_TYPES } from '../ogc/routes.ts';
+import { fileVersions, renderStacCollection, renderStacItem, renderStacRoot, STAC_VERSION } from './documents.ts';
 import { encodePageToken, hashText, readPageToken } from './page-token.ts';
 import { searchStacItems, stacSearchIndex, type FootprintFilter } from './search.ts';
 
@@ -65,8 +66,8 @@ export function renderStacLandingPage(context: RenderContext): StacLandingPage {
     { rel: 'service-doc', href: `${baseUrl}${SITE_PATHS.developers}`, type: 'text/html', title: 'The API and agents' },
     { rel: 'conformance', href: url(STAC_ROUTES.getStacConformance), type: json, title: 'Conformance classes' },
     { rel: 'data', href: url(STAC_ROUTES.getStacCollections), type: json, title: 'Collections' },
-    { rel: OGC_RELS.queryables, href: url(STAC_ROUTES.getStacQueryables), type: SCHEMA_JSON_TYPE, title: 'Queryables of item search' },
-    { rel: OGC_RELS.sortables, href: url(STAC_ROUTES.getStacSortables), type: SCHEMA_JSON_TYPE, title: 'Sortables of item search' },
+    { rel: OGC_RELS.queryables, href: url(STAC_ROUTES.getStacQueryables), type: OGC_TYPES.schema, title: 'Queryables of item search' },
+    { rel: OGC_RELS.sortables, href: url(STAC_ROUTES.getStacSortables), type: OGC_TYPES.schema, title: 'Sortables of item search' },
     ...[STAC_ROUTES.getStacSearch, STAC_ROUTES.postStacSearch].map((route) => ({ rel: STAC_SEARCH_REL, href: url(route), type: STAC_API_TYPES.geojson, method: route.method, title: 'Item search' })),
     ...[...stacSearchIndex(context.index).collections.entries()].map(([collectionId, { dataset }]) => ({
       rel: 'child', href: `${baseUrl}${STAC_ROUTES.getStacCollection.fillPath({ collectionId })}`, type: json, title: dataset.name,
@@ -95,8 +96,8 @@ export function renderStacCollectionsPage(context: RenderContext, request: StacC
   const links: StacLink[] = [
     { rel: 'self', href: pageUrl(request.token), type: STAC_API_TYPES.json },
     { rel: 'root', href: stacApiUrl(baseUrl), type: STAC_API_TYPES.json },
-    { rel: OGC_RELS.queryables, href: stacApiUrl(baseUrl, STAC_ROUTES.getStacCollectionSearchQueryables), type: SCHEMA_JSON_TYPE, title: 'Queryables of Collection search' },
-    { rel: OGC_RELS.sortables, href: stacApiUrl(baseUrl, STAC_ROUTES.getStacCollectionSearchSortables), type: SCHEMA_JSON_TYPE, title: 'Sortables of Collection search' },
+    { rel: OGC_RELS.queryables, href: stacApiUrl(baseUrl, STAC_ROUTES.getStacCollectionSearchQueryables), type: OGC_TYPES.schema, title: 'Queryables of Collection search' },
+    { rel: OGC_RELS.sortables, href: stacApiUrl(baseUrl, STAC_ROUTES.getStacCollectionSearchSortables), type: OGC_TYPES.schema, title: 'Sortables of Collection search' },
   ];
   if (offset + limit < all.length) links.push({ rel: 'next', href: pageUrl(encodePageToken({ offset: offset + limit, search: digest, catalog: search.fingerprint })), type: STAC_API_TYPES.json });
   return { collections: page, links, numberMatched: all.length, numberReturned: page.length };

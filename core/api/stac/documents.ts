@@ -7,6 +7,7 @@ import type { StacAsset, StacBbox, StacCatalog, StacCollection, StacGeometry, St
 import { listVersions, pickSchemaSource, type RenderContext } from '../catalog/resources.ts';
 import { collectionPath, datasetPath, filePath, SITE_PATHS } from '../../site/paths.ts';
 import { addLonInterval, createLonExtent, finishLonExtent } from '../../geo/lon-extent.ts';
+import { OGC_RELS, OGC_TYPES } from '../ogc/routes.ts';
 
 /**
  * STAC 1.1 documents of the catalog: the static tree at /stac and the STAC API at /stac/api render them with
@@ -40,13 +41,6 @@ export const STAC_ROOT_ID = 'geoshelf';
 /** Media types of STAC documents: Catalogs and Collections are JSON, Items GeoJSON. */
 export const STAC_JSON_TYPE = 'application/json';
 export const STAC_ITEM_TYPE = 'application/geo+json';
-/** The media type of queryables and sortables (JSON Schemas). */
-export const SCHEMA_JSON_TYPE = 'application/schema+json';
-/** The OGC link relations of the API's queryables and sortables. */
-export const OGC_RELS = {
-  queryables: 'http://www.opengis.net/def/rel/ogc/1.0/queryables',
-  sortables: 'http://www.opengis.net/def/rel/ogc/1.0/sortables',
-} as const;
 
 /** STAC 1.1's licence for one that is not an SPDX identifier or expression: the terms are linked instead. */
 const OTHER_LICENSE = 'other';
@@ -193,8 +187,8 @@ export function renderStacCollection(context: RenderContext, collection: Collect
     ? dataset.files.map((file) => ({ rel: 'item', href: `${index.settings.baseUrl}${stacStaticPath(collection, dataset, file)}`, type: STAC_ITEM_TYPE, title: file.name }))
     : [
       { rel: 'items', href: `${self}/items`, type: STAC_ITEM_TYPE, title: 'Items of the latest versions of the files' },
-      { rel: OGC_RELS.queryables, href: `${self}/queryables`, type: SCHEMA_JSON_TYPE, title: 'Queryables of the items' },
-      { rel: OGC_RELS.sortables, href: `${self}/sortables`, type: SCHEMA_JSON_TYPE, title: 'Sortables of the items' },
+      { rel: OGC_RELS.queryables, href: `${self}/queryables`, type: OGC_TYPES.schema, title: 'Queryables of the items' },
+      { rel: OGC_RELS.sortables, href: `${self}/sortables`, type: OGC_TYPES.schema, title: 'Sortables of the items' },
     ];
   return {
     type: 'Collection',

@@ -6,7 +6,7 @@ import {
   StacApiErrorSchema, StacCollectionsSchema, StacConformanceSchema, StacItemCollectionSchema, StacLandingPageSchema, StacSearchBodySchema,
 } from '../../../schemas/stac-api.ts';
 import { CONDITIONAL_HEADERS } from '../catalog/params.ts';
-import { SCHEMA_JSON_TYPE } from './documents.ts';
+import { OGC_TYPES } from '../ogc/routes.ts';
 import { defineRoute, type Route, type RouteResponse } from '../route-table.ts';
 import { COLLECTIONS_QUERY, ITEMS_QUERY, MAX_STAC_BODY_BYTES, refineSearch, SEARCH_QUERY } from './params.ts';
 
@@ -35,8 +35,8 @@ const NOT_MODIFIED: RouteResponse = { description: 'Not modified: If-None-Match 
 const BAD_PARAMETER = error('A parameter is malformed or out of range, or a page token is not valid for this search on this build; the description says which and why.');
 const UNKNOWN_COLLECTION = error('There is no Collection with this id.');
 const WRONG_METHOD = error('The path exists but not for this method; the Allow header lists those it accepts.');
-const QUERYABLES = body(z.looseObject({ properties: z.record(z.string(), z.looseObject({})) }), 'The queryables: a JSON Schema.', SCHEMA_JSON_TYPE);
-const SORTABLES = body(z.looseObject({ properties: z.record(z.string(), z.looseObject({})) }), 'The sortables: a JSON Schema of the fields sortby takes, and no others (additionalProperties is false).', SCHEMA_JSON_TYPE);
+const QUERYABLES = body(z.looseObject({ properties: z.record(z.string(), z.looseObject({})) }), 'The queryables: a JSON Schema.', OGC_TYPES.schema);
+const SORTABLES = body(z.looseObject({ properties: z.record(z.string(), z.looseObject({})) }), 'The sortables: a JSON Schema of the fields sortby takes, and no others (additionalProperties is false).', OGC_TYPES.schema);
 const GEOMETRY_BUSY = error('An intersects search waited too long for the geometry thread, or took too long there; Retry-After says when to try again.');
 /** The limits every search states, beside its parameters' own. */
 const SEARCH_LIMITS = 'A search over a limit (each parameter and body field states its own: terms, words and characters of q, positions, parts and rings of intersects, how many ids, collections and sort keys) is a 400 whose description names the limit.';
